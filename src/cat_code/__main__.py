@@ -1,0 +1,5 @@
+"""``python -m cat_code`` is the ``cat-code`` command."""
+
+from cat_code.cli import main
+
+raise SystemExit(main())

@@ -1,0 +1,147 @@
+"""The ``cat-code`` command line.
+
+``cat-code`` starts the REPL, ``cat-code -p PROMPT`` runs the agent once, and
+``cat-code mcp list|tools|call`` inspect and use the configured MCP servers without a
+model. Parsing happens here; each mode is imported only when chosen, so ``--help`` and
+the ``mcp`` commands never import the model SDKs or the terminal UI.
+"""
+
+from __future__ import annotations
+
+import argparse
+import logging
+import sys
+from collections.abc import Sequence
+
+from cat_code import __version__
+
+EPILOG = """\
+MCP servers come from $CAT_CODE_HOME/mcp.json (default ~/.cat-code/mcp.json) and
+./.mcp.json (its entries win), or only from the files given with --mcp-config.
+
+examples:
+  cat-code mcp list                       connect every server and show its status
+  cat-code mcp tools                      list every MCP tool
+  cat-code mcp call mcp__echo__echo '{"text": "hi"}'
+  cat-code -p "summarise README.md"       run the agent once (needs a model API key)
+"""
+
+
+def _add_common(parser: argparse.ArgumentParser, *, nested: bool) -> None:
+    # Nested parsers must not overwrite values given before the subcommand.
+    default = argparse.SUPPRESS if nested else None
+    parser.add_argument(
+        "--mcp-config",
+        action="append",
+        metavar="PATH",
+        default=default,
+        help="read MCP servers only from this file (repeatable)",
+    )
+    parser.add_argument(
+        "-v",
+        "--verbose",
+        action="count",
+        default=argparse.SUPPRESS if nested else 0,
+        help="log debug details (MCP traffic, server stderr) to stderr",
+    )
+
+
+def build_parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(
+        prog="cat-code",
+        description="A terminal coding agent whose tools plug in through MCP.",
+        epilog=EPILOG,
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+    )
+    parser.add_argument("--version", action="version", version=f"cat-code {__version__}")
+    _add_common(parser, nested=False)
+    parser.add_argument(
+        "-p", "--print", dest="prompt", metavar="PROMPT",
+        help="run the agent once on PROMPT; answer on stdout, tool calls on stderr",
+    )  # fmt: skip
+    parser.add_argument(
+        "--model",
+        help="model as PROVIDER:NAME, e.g. anthropic:claude-sonnet-4-5 or openai:gpt-4o "
+        "(default: $CAT_CODE_MODEL)",
+    )
+    parser.add_argument(
+        "--yes", action="store_true", help="approve every tool call without asking"
+    )
+    parser.add_argument(
+        "--allow-tool", action="append", default=[], metavar="PATTERN",
+        help="approve tools whose registered name matches this glob (repeatable)",
+    )  # fmt: skip
+    parser.add_argument(
+        "--max-turns", type=int, default=None, metavar="N",
+        help="stop after N model turns per prompt",
+    )  # fmt: skip
+    commands = parser.add_subparsers(dest="command", metavar="COMMAND")
+    mcp = commands.add_parser(
+        "mcp", help="inspect and call the configured MCP servers (no model needed)",
+        description="Inspect and call the configured MCP servers. No model or API key needed.",
+    )  # fmt: skip
+    _add_common(mcp, nested=True)
+    mcp_commands = mcp.add_subparsers(dest="mcp_command", metavar="SUBCOMMAND")
+    list_cmd = mcp_commands.add_parser(
+        "list", help="connect every server and show its status",
+        description="Connect every configured server and show its status. "
+        "Exit 0 when every enabled server connected, else 1.",
+    )  # fmt: skip
+    _add_common(list_cmd, nested=True)
+    list_cmd.add_argument("--json", action="store_true", help="print a JSON array")
+    tools_cmd = mcp_commands.add_parser(
+        "tools", help="list the tools of every server (or of one)",
+        description="List the tools of every connected server, or of SERVER.",
+    )  # fmt: skip
+    _add_common(tools_cmd, nested=True)
+    tools_cmd.add_argument("server", nargs="?", metavar="SERVER", help="only this server")
+    tools_cmd.add_argument("--json", action="store_true", help="print a JSON array")
+    call_cmd = mcp_commands.add_parser(
+        "call", help="call one tool and print its result",
+        description="Call TOOL (its registered name, e.g. mcp__echo__echo) with JSON_ARGS "
+        "(a JSON object, default {}). Exit 0 on success, 1 when the tool failed, "
+        "2 on a usage error.",
+    )  # fmt: skip
+    _add_common(call_cmd, nested=True)
+    call_cmd.add_argument("tool", metavar="TOOL", help="registered tool name")
+    call_cmd.add_argument("arguments", nargs="?", default="{}", metavar="JSON_ARGS")
+    call_cmd.add_argument("--json", action="store_true", help="print the raw result object")
+    return parser
+
+
+def configure_logging(verbosity: int) -> None:
+    handler = logging.StreamHandler(sys.stderr)
+    handler.setFormatter(logging.Formatter("cat-code: %(levelname)s: %(message)s"))
+    root = logging.getLogger()
+    root.handlers[:] = [handler]
+    root.setLevel(logging.DEBUG if verbosity > 0 else logging.WARNING)
+    if verbosity < 2:
+        # Third-party HTTP libraries are very chatty at debug level; -vv shows them too.
+        for noisy in ("httpx", "httpcore", "httpx2", "httpcore2", "anthropic", "openai"):
+            logging.getLogger(noisy).setLevel(logging.WARNING)
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    parser = build_parser()
+    args = parser.parse_args(argv)
+    configure_logging(args.verbose)
+    try:
+        if args.command == "mcp":
+            if args.mcp_command is None:
+                parser.parse_args(["mcp", "--help"])
+            from cat_code.mcp.commands import run_mcp_command
+
+            return run_mcp_command(args)
+        if args.prompt is not None:
+            from cat_code.agent.oneshot import run_oneshot
+
+            return run_oneshot(args)
+        from cat_code.repl.app import run_repl
+
+        return run_repl(args)
+    except KeyboardInterrupt:
+        return 130
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

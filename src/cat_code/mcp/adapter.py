@@ -1,0 +1,164 @@
+"""Remote MCP tools as local `Tool` objects: the boundary where wire dicts stop.
+
+Naming: ``mcp__<server>__<tool>``, each part reduced to ``[A-Za-z0-9_-]`` so both the
+Anthropic and OpenAI name rules hold, at most 64 characters (longer names keep a prefix
+and gain a stable hash suffix). A name taken after sanitising gets the hashed form too,
+deterministically, with a warning. The original tool name is what goes on the wire.
+`McpTool.execute` never raises for a failure: transport errors, timeouts, dead servers
+and protocol errors all come back as ``Error: MCP tool '<name>' failed: <reason>``.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import logging
+import re
+from collections.abc import Iterable
+from typing import TYPE_CHECKING, Any
+
+from cat_code.mcp.errors import McpClientError
+from cat_code.tools.base import ProgressCallback, Tool, ToolResult
+
+if TYPE_CHECKING:
+    from cat_code.mcp.client import McpClient
+
+logger = logging.getLogger(__name__)
+
+MAX_NAME_LENGTH = 64
+_HASH_LENGTH = 8
+_UNSAFE = re.compile(r"[^A-Za-z0-9_-]")
+
+
+def sanitize(part: str) -> str:
+    """``part`` with every character outside ``[A-Za-z0-9_-]`` replaced by ``_``."""
+    return _UNSAFE.sub("_", part) or "_"
+
+
+def _hashed(name: str, server: str, tool: str) -> str:
+    digest = hashlib.sha256(f"{server}\0{tool}".encode()).hexdigest()[:_HASH_LENGTH]
+    return f"{name[: MAX_NAME_LENGTH - _HASH_LENGTH - 1]}_{digest}"
+
+
+def registered_name(server: str, tool: str) -> str:
+    """The name a tool is registered under, before collisions are considered."""
+    name = f"mcp__{sanitize(server)}__{sanitize(tool)}"
+    return name if len(name) <= MAX_NAME_LENGTH else _hashed(name, server, tool)
+
+
+def assign_names(server: str, tools: Iterable[str], taken: Iterable[str] = ()) -> dict[str, str]:
+    """Map each original tool name to a unique registered name, deterministically.
+
+    Tools are considered in sorted order, so the same tool list always yields the same
+    names whatever order the server sent them in.
+    """
+    used = set(taken)
+    names: dict[str, str] = {}
+    for tool in sorted(set(tools)):
+        name = registered_name(server, tool)
+        if name in used:
+            alternative = _hashed(name, server, tool)
+            counter = 2
+            while alternative in used:
+                alternative = _hashed(f"{name}_{counter}", server, tool)
+                counter += 1
+            logger.warning(
+                "MCP server '%s': tool '%s' would be registered as '%s', which is taken; "
+                "registering it as '%s'",
+                server,
+                tool,
+                name,
+                alternative,
+            )
+            name = alternative
+        used.add(name)
+        names[tool] = name
+    return names
+
+
+class McpTool(Tool):
+    """A tool of a remote MCP server, called through that server's `McpClient`."""
+
+    def __init__(self, client: McpClient, server: str, wire: dict[str, Any], name: str) -> None:
+        self.client = client
+        self.server = server
+        self.wire = wire
+        self.name = name
+        self.tool_name: str = wire["name"]
+        description = wire.get("description") or wire.get("title") or ""
+        self.description = description if isinstance(description, str) else ""
+        schema = wire.get("inputSchema")
+        self.input_schema = schema if isinstance(schema, dict) else {"type": "object"}
+        annotations = wire.get("annotations")
+        self.read_only = isinstance(annotations, dict) and annotations.get("readOnlyHint") is True
+        self.owner = f"mcp:{server}"
+
+    async def execute(
+        self, arguments: dict[str, Any], *, progress: ProgressCallback | None = None
+    ) -> ToolResult:
+        try:
+            result = await self.client.call_tool(self.tool_name, arguments, progress=progress)
+        except McpClientError as exc:
+            return self._failure(str(exc) or type(exc).__name__)
+        except Exception as exc:  # the agent loop must never see a tool raise
+            logger.exception("MCP tool %s raised unexpectedly", self.name)
+            return self._failure(f"{type(exc).__name__}: {exc}")
+        return flatten_result(result)
+
+    def _failure(self, reason: str) -> ToolResult:
+        return ToolResult.error(f"Error: MCP tool '{self.name}' failed: {reason}")
+
+
+def flatten_result(result: dict[str, Any]) -> ToolResult:
+    """A wire ``CallToolResult`` as text for the model; ``isError`` carried through."""
+    content = result.get("content")
+    blocks = content if isinstance(content, list) else []
+    parts = [text for block in blocks if (text := flatten_block(block)) is not None]
+    has_text = any(isinstance(b, dict) and b.get("type") == "text" for b in blocks)
+    structured = result.get("structuredContent")
+    if structured is not None and not has_text:
+        parts.append(json.dumps(structured, separators=(",", ":"), ensure_ascii=False))
+    return ToolResult(content="\n".join(parts), is_error=result.get("isError") is True, raw=result)
+
+
+def flatten_block(block: Any) -> str | None:
+    """One content block as text (None for an unknown block type, which is logged)."""
+    if not isinstance(block, dict):
+        return None
+    kind = block.get("type")
+    if kind == "text":
+        text = block.get("text")
+        return text if isinstance(text, str) else ""
+    if kind in ("image", "audio"):
+        mime = block.get("mimeType") or "unknown type"
+        return f"[{kind}: {mime}, {_size(_decoded_length(block.get('data')))}]"
+    if kind == "resource_link":
+        name = block.get("title") or block.get("name") or "resource"
+        return f"[resource link: {name} <{block.get('uri', '')}>]"
+    if kind == "resource":
+        resource = block.get("resource")
+        if not isinstance(resource, dict):
+            return "[resource]"
+        if isinstance(resource.get("text"), str):
+            return str(resource["text"])
+        mime = resource.get("mimeType") or "unknown type"
+        size = _size(_decoded_length(resource.get("blob")))
+        return f"[resource {resource.get('uri', '')}: {mime}, {size}]"
+    logger.debug("skipping content block of unknown type %r", kind)
+    return f"[unsupported content: {kind}]"
+
+
+def _decoded_length(data: Any) -> int:
+    if not isinstance(data, str):
+        return 0
+    # Computed from the base64 length: no need to decode a possibly large payload.
+    stripped = data.rstrip()
+    return max(0, len(stripped) * 3 // 4 - (len(stripped) - len(stripped.rstrip("="))))
+
+
+def _size(n: int) -> str:
+    if n < 1024:
+        return f"{n} bytes"
+    if n < 1024 * 1024:
+        return f"{n / 1024:.1f} KiB"
+    return f"{n / (1024 * 1024):.1f} MiB"

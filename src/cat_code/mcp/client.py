@@ -1,0 +1,378 @@
+"""`McpClient`: one server connection on top of a `Transport`.
+
+It owns the MCP meaning the transport does not know: the ``initialize`` handshake and
+version negotiation, ``tools/list`` (every page, cached until the server says the list
+changed), ``tools/call``, per-request timeouts that send ``notifications/cancelled``
+and leave the connection usable, and the answers to server-originated messages (``ping``
+→ ``{}``, ``elicitation/create`` only when a handler was given, anything else -32601).
+State runs NEW → CONNECTED → CLOSED, or → FAILED with ``last_error`` kept for status.
+The handshake lives in ``_handshake`` alone, so the stateless 2026-07-28 era (``_meta``
+on every request, no ``initialize``) can be added there without touching transports.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import enum
+import itertools
+import logging
+from collections.abc import Awaitable, Callable
+from typing import Any
+
+from cat_code import __version__
+from cat_code.mcp.errors import (
+    McpClientError,
+    McpError,
+    ProtocolError,
+    RequestTimeout,
+    SessionExpired,
+    TransportError,
+)
+from cat_code.mcp.transport import JsonObject, Transport
+
+logger = logging.getLogger(__name__)
+
+LATEST_HANDSHAKE_VERSION = "2025-11-25"
+SUPPORTED_VERSIONS = ("2025-11-25", "2025-06-18", "2025-03-26", "2024-11-05")
+CLIENT_INFO = {"name": "cat-code", "title": "cat-code", "version": __version__}
+DEFAULT_REQUEST_TIMEOUT_S = 30.0
+#: The most pages a tools/list may take; a server looping on cursors must not hang us.
+MAX_LIST_PAGES = 1000
+
+METHOD_NOT_FOUND = -32601
+INVALID_PARAMS = -32602
+INTERNAL_ERROR = -32603
+
+#: (progress, total, message) for one request's notifications/progress.
+ProgressHandler = Callable[[float, float | None, str | None], None]
+#: Given the elicitation/create params, returns the result ({"action": ..., "content": ...}).
+ElicitationHandler = Callable[[JsonObject], Awaitable[JsonObject]]
+
+
+class ClientState(enum.Enum):
+    NEW = "NEW"
+    CONNECTED = "CONNECTED"
+    FAILED = "FAILED"
+    CLOSED = "CLOSED"
+
+
+class McpClient:
+    """One MCP server connection: handshake, tools, calls, and server-originated messages."""
+
+    def __init__(
+        self,
+        transport: Transport,
+        *,
+        name: str = "server",
+        request_timeout: float = DEFAULT_REQUEST_TIMEOUT_S,
+        elicitation_handler: ElicitationHandler | None = None,
+        on_tools_changed: Callable[[], None] | None = None,
+    ) -> None:
+        self.transport = transport
+        self.name = name
+        self.request_timeout = request_timeout
+        self.elicitation_handler = elicitation_handler
+        self.on_tools_changed = on_tools_changed
+        self.state = ClientState.NEW
+        self.last_error: str | None = None
+        self.protocol_version: str | None = None
+        self.server_info: JsonObject = {}
+        self.server_capabilities: JsonObject = {}
+        self.instructions: str | None = None
+        self._ids = itertools.count(1)
+        self._progress_tokens = itertools.count(1)
+        self._progress: dict[Any, ProgressHandler] = {}
+        self._tools: list[JsonObject] | None = None
+        self._background: set[asyncio.Task[Any]] = set()
+        self._started = False
+
+    # -- lifecycle -------------------------------------------------------------------
+
+    async def connect(self, timeout: float | None = None) -> None:
+        """Start the transport and run the handshake; FAILED with the reason on any error."""
+        try:
+            async with asyncio.timeout(timeout):
+                if not self._started:
+                    await self.transport.start(self._on_message)
+                    self._started = True
+                await self._handshake()
+        except TimeoutError:
+            self._fail(f"no answer to initialize within {timeout:g} s")
+            raise RequestTimeout(self.last_error) from None
+        except McpClientError as exc:
+            self._fail(str(exc))
+            raise
+        except BaseException as exc:
+            self._fail(f"{type(exc).__name__}: {exc}" if str(exc) else type(exc).__name__)
+            raise
+        self.state = ClientState.CONNECTED
+
+    async def _handshake(self) -> None:
+        capabilities: JsonObject = {}
+        if self.elicitation_handler is not None:
+            capabilities["elicitation"] = {"form": {}}
+        params = {
+            "protocolVersion": LATEST_HANDSHAKE_VERSION,
+            "capabilities": capabilities,
+            "clientInfo": CLIENT_INFO,
+        }
+        # Not cancellable per the spec, so no cancel notification: the connect timeout
+        # (startup timeout) bounds it and fails the whole server instead.
+        result = await self._raw_request("initialize", params)
+        if not isinstance(result, dict):
+            raise ProtocolError("initialize result is not an object")
+        version = result.get("protocolVersion")
+        if version not in SUPPORTED_VERSIONS:
+            raise ProtocolError(f"unsupported protocol version {version}")
+        self.protocol_version = version
+        self.transport.protocol_version = version
+        info = result.get("serverInfo")
+        self.server_info = info if isinstance(info, dict) else {}
+        caps = result.get("capabilities")
+        self.server_capabilities = caps if isinstance(caps, dict) else {}
+        instructions = result.get("instructions")
+        self.instructions = instructions if isinstance(instructions, str) else None
+        await self.transport.send({"jsonrpc": "2.0", "method": "notifications/initialized"})
+        logger.debug("%s: connected, protocol %s, server %s", self.name, version, self.server_info)
+
+    async def close(self) -> None:
+        """Close the connection. Idempotent; keeps FAILED as the state if it had failed."""
+        for task in list(self._background):
+            task.cancel()
+        try:
+            await self.transport.close()
+        finally:
+            if self.state is not ClientState.FAILED:
+                self.state = ClientState.CLOSED
+
+    def _fail(self, reason: str) -> None:
+        self.state = ClientState.FAILED
+        self.last_error = reason
+
+    # -- requests --------------------------------------------------------------------
+
+    async def request(
+        self,
+        method: str,
+        params: JsonObject | None = None,
+        *,
+        timeout: float | None = None,
+        progress: ProgressHandler | None = None,
+    ) -> Any:
+        """Send a request and return its result; raise an `McpClientError` on failure.
+
+        On timeout or cancellation the server is told with ``notifications/cancelled``.
+        A `SessionExpired` from the transport re-runs the handshake and retries once.
+        """
+        try:
+            return await self._timed_request(method, params, timeout, progress)
+        except SessionExpired:
+            logger.info("%s: session expired; starting a new one", self.name)
+            await self._handshake()
+            return await self._timed_request(method, params, timeout, progress)
+
+    async def _timed_request(
+        self,
+        method: str,
+        params: JsonObject | None,
+        timeout: float | None,
+        progress: ProgressHandler | None,
+    ) -> Any:
+        limit = self.request_timeout if timeout is None else timeout
+        request_id = next(self._ids)
+        token = None
+        if progress is not None:
+            token = next(self._progress_tokens)
+            params = dict(params or {})
+            params["_meta"] = {**params.get("_meta", {}), "progressToken": token}
+            self._progress[token] = progress
+        message: JsonObject = {"jsonrpc": "2.0", "id": request_id, "method": method}
+        if params is not None:
+            message["params"] = params
+        try:
+            async with asyncio.timeout(limit):
+                response = await self.transport.request(message)
+        except TimeoutError:
+            self._cancel_remote(request_id, f"timed out after {limit:g} s")
+            raise RequestTimeout(
+                f"{method} timed out after {limit:g} s (no answer from server '{self.name}')"
+            ) from None
+        except asyncio.CancelledError:
+            self._cancel_remote(request_id, "cancelled by the user")
+            raise
+        finally:
+            if token is not None:
+                del self._progress[token]
+        return _result_of(response)
+
+    async def _raw_request(self, method: str, params: JsonObject) -> Any:
+        message = {"jsonrpc": "2.0", "id": next(self._ids), "method": method, "params": params}
+        return _result_of(await self.transport.request(message))
+
+    def _cancel_remote(self, request_id: int, reason: str) -> None:
+        note = {
+            "jsonrpc": "2.0",
+            "method": "notifications/cancelled",
+            "params": {"requestId": request_id, "reason": reason},
+        }
+        self._spawn(self._send_quietly(note))
+
+    async def _send_quietly(self, message: JsonObject) -> None:
+        try:
+            await self.transport.send(message)
+        except McpClientError as exc:
+            logger.debug("%s: could not send %s: %s", self.name, message.get("method"), exc)
+
+    # -- tools -----------------------------------------------------------------------
+
+    async def list_tools(self, *, refresh: bool = False) -> list[JsonObject]:
+        """Every tool over every page; cached until refreshed or the server reports a change."""
+        if self._tools is not None and not refresh:
+            return self._tools
+        tools: list[JsonObject] = []
+        cursor: Any = None
+        for _ in range(MAX_LIST_PAGES):
+            result = await self.request("tools/list", {"cursor": cursor} if cursor else None)
+            if not isinstance(result, dict) or not isinstance(result.get("tools"), list):
+                raise ProtocolError("tools/list result has no 'tools' array")
+            tools.extend(t for t in result["tools"] if _valid_tool(t, self.name))
+            cursor = result.get("nextCursor")
+            if cursor is None:
+                break
+        else:
+            raise ProtocolError(f"tools/list did not end after {MAX_LIST_PAGES} pages")
+        self._tools = tools
+        return tools
+
+    async def call_tool(
+        self,
+        name: str,
+        arguments: JsonObject | None = None,
+        *,
+        timeout: float | None = None,
+        progress: ProgressHandler | None = None,
+    ) -> JsonObject:
+        """Call a tool by its original name and return the wire ``CallToolResult``."""
+        result = await self.request(
+            "tools/call",
+            {"name": name, "arguments": arguments or {}},
+            timeout=timeout,
+            progress=progress,
+        )
+        if not isinstance(result, dict):
+            raise ProtocolError("tools/call result is not an object")
+        return result
+
+    # -- server-originated messages --------------------------------------------------
+
+    def _on_message(self, message: JsonObject) -> None:
+        method = message.get("method")
+        if "id" in message:
+            self._on_request(message["id"], method, message.get("params"))
+            return
+        params = message.get("params")
+        params = params if isinstance(params, dict) else {}
+        if method == "notifications/progress":
+            handler = self._progress.get(params.get("progressToken"))
+            if handler is not None:
+                progress, total = params.get("progress"), params.get("total")
+                text = params.get("message")
+                handler(
+                    float(progress) if isinstance(progress, int | float) else 0.0,
+                    float(total) if isinstance(total, int | float) else None,
+                    text if isinstance(text, str) else None,
+                )
+        elif method == "notifications/message":
+            level = params.get("level", "info")
+            logger.log(
+                _LOG_LEVELS.get(str(level), logging.INFO),
+                "%s [%s]: %s",
+                self.name,
+                params.get("logger", level),
+                params.get("data"),
+            )
+        elif method == "notifications/tools/list_changed":
+            logger.debug("%s: tool list changed", self.name)
+            self._tools = None
+            if self.on_tools_changed is not None:
+                self.on_tools_changed()
+        else:
+            logger.debug("%s: ignoring notification %s", self.name, method)
+
+    def _on_request(self, request_id: Any, method: Any, params: Any) -> None:
+        if method == "ping":
+            self._reply(request_id, result={})
+        elif method == "elicitation/create" and self.elicitation_handler is not None:
+            self._spawn(self._elicit(request_id, params if isinstance(params, dict) else {}))
+        else:
+            self._reply(
+                request_id,
+                error={"code": METHOD_NOT_FOUND, "message": f"Method not found: {method}"},
+            )
+
+    async def _elicit(self, request_id: Any, params: JsonObject) -> None:
+        assert self.elicitation_handler is not None
+        try:
+            result = await self.elicitation_handler(params)
+        except Exception as exc:
+            logger.warning("%s: elicitation handler failed: %s", self.name, exc)
+            self._reply(request_id, error={"code": INTERNAL_ERROR, "message": str(exc)})
+            return
+        self._reply(request_id, result=result)
+
+    def _reply(
+        self, request_id: Any, *, result: Any = None, error: JsonObject | None = None
+    ) -> None:
+        message: JsonObject = {"jsonrpc": "2.0", "id": request_id}
+        if error is not None:
+            message["error"] = error
+        else:
+            message["result"] = result
+        self._spawn(self._send_quietly(message))
+
+    def _spawn(self, coro: Awaitable[Any]) -> None:
+        task = asyncio.ensure_future(coro)
+        self._background.add(task)
+        task.add_done_callback(self._background.discard)
+
+
+_LOG_LEVELS = {
+    "debug": logging.DEBUG,
+    "info": logging.INFO,
+    "notice": logging.INFO,
+    "warning": logging.WARNING,
+    "error": logging.ERROR,
+    "critical": logging.CRITICAL,
+    "alert": logging.CRITICAL,
+    "emergency": logging.CRITICAL,
+}
+
+
+def _result_of(response: JsonObject) -> Any:
+    error = response.get("error")
+    if error is not None:
+        if not isinstance(error, dict):
+            raise ProtocolError(f"malformed JSON-RPC error: {error!r:.200}")
+        code = error.get("code")
+        return_code = code if isinstance(code, int) else INTERNAL_ERROR
+        raise McpError(return_code, str(error.get("message", "unknown error")), error.get("data"))
+    if "result" not in response:
+        raise ProtocolError("response has neither 'result' nor 'error'")
+    return response["result"]
+
+
+def _valid_tool(tool: Any, server: str) -> bool:
+    if isinstance(tool, dict) and isinstance(tool.get("name"), str) and tool["name"]:
+        return True
+    logger.warning("%s: skipping a tool without a name: %.200r", server, tool)
+    return False
+
+
+__all__ = [
+    "SUPPORTED_VERSIONS",
+    "ClientState",
+    "ElicitationHandler",
+    "McpClient",
+    "ProgressHandler",
+    "TransportError",
+]

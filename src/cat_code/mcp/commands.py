@@ -1,0 +1,207 @@
+"""``cat-code mcp list | tools | call``: the MCP plugin from the shell, no model needed.
+
+The output formats are stable (scripts and tests read them): ``list`` prints aligned
+columns or, with ``--json``, an array of status objects; ``tools`` one line per tool;
+``call`` the flattened result. Every command connects, works, and closes every server
+before it returns, on every path. `format_status` is shared with the REPL's ``/mcp``.
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import json
+import logging
+import sys
+from collections.abc import Sequence
+from pathlib import Path
+from typing import Any
+
+from cat_code.mcp.adapter import sanitize
+from cat_code.mcp.config import McpConfig, load_config
+from cat_code.mcp.pool import McpPool, ServerStatus
+
+logger = logging.getLogger(__name__)
+
+EXIT_OK = 0
+EXIT_FAILED = 1
+EXIT_USAGE = 2
+
+
+def load_config_from_args(args: argparse.Namespace) -> McpConfig:
+    """The config the ``--mcp-config`` options (or the default files) describe, warnings logged."""
+    paths = [Path(p) for p in args.mcp_config] if getattr(args, "mcp_config", None) else None
+    config = load_config(paths)
+    for warning in config.warnings:
+        logger.warning("%s", warning)
+    if paths is not None:
+        for path in paths:
+            if not path.exists():
+                logger.warning("%s: MCP config file not found", path)
+    return config
+
+
+def format_status(statuses: Sequence[ServerStatus]) -> str:
+    """The ``MCP servers:`` block, columns aligned, failures with their reason and stderr."""
+    if not statuses:
+        return (
+            "MCP servers: none configured\n"
+            "  (add servers to ~/.cat-code/mcp.json or ./.mcp.json, "
+            'in the {"mcpServers": {...}} format)'
+        )
+    name_width = max(len(s.name) for s in statuses)
+    state_width = max(len(s.state) for s in statuses)
+    lines = ["MCP servers:"]
+    for s in statuses:
+        head = f"  {s.name.ljust(name_width)}  {s.state.ljust(state_width)}"
+        where = f"({s.transport}: {s.target})"
+        if s.state == "CONNECTED":
+            lines.append(f"{head}  {s.tools} tool(s)  {where}")
+        elif s.error:
+            lines.append(f"{head}  {where} — {s.error}")
+        else:
+            lines.append(f"{head}  {where}")
+        if s.state == "FAILED" and s.stderr_tail:
+            indent = " " * (4 + name_width + state_width)
+            lines.append(f"{indent}stderr (last lines):")
+            lines.extend(f"{indent}  {line}" for line in s.stderr_tail[-5:])
+    return "\n".join(lines)
+
+
+def format_tools(pool: McpPool, server: str | None = None) -> str:
+    tools = pool.tools(server)
+    if not tools:
+        return "MCP tools: none"
+    width = max(len(t.name) for t in tools)
+    lines = ["MCP tools:"]
+    for tool in tools:
+        summary = " ".join(tool.description.split())
+        if len(summary) > 100:
+            summary = summary[:99] + "…"
+        lines.append(f"  {tool.name.ljust(width)}  {summary}".rstrip())
+    return "\n".join(lines)
+
+
+def tool_json(pool: McpPool, server: str | None = None) -> list[dict[str, Any]]:
+    return [
+        {
+            "name": t.name,
+            "server": t.server,
+            "tool": t.tool_name,
+            "description": t.description,
+            "inputSchema": t.input_schema,
+            "readOnly": t.read_only,
+        }
+        for t in pool.tools(server)
+    ]
+
+
+def run_mcp_command(args: argparse.Namespace) -> int:
+    config = load_config_from_args(args)
+    command = args.mcp_command
+    if command == "list":
+        return asyncio.run(_list(config, as_json=args.json))
+    if command == "tools":
+        return asyncio.run(_tools(config, args.server, as_json=args.json))
+    if command == "call":
+        return asyncio.run(_call(config, args.tool, args.arguments, as_json=args.json))
+    raise AssertionError(f"unknown mcp command {command!r}")
+
+
+def _print(text: str) -> None:
+    sys.stdout.write(text + "\n")
+    sys.stdout.flush()
+
+
+def _error(text: str) -> None:
+    sys.stderr.write(f"cat-code: {text}\n")
+
+
+async def _list(config: McpConfig, *, as_json: bool) -> int:
+    pool = McpPool(config)
+    try:
+        await pool.connect_all()
+        statuses = pool.status()
+        if as_json:
+            _print(json.dumps([s.to_json() for s in statuses], indent=2, ensure_ascii=False))
+        else:
+            _print(format_status(statuses))
+        return EXIT_OK if pool.all_connected else EXIT_FAILED
+    finally:
+        await pool.close_all()
+
+
+async def _tools(config: McpConfig, server: str | None, *, as_json: bool) -> int:
+    if server is not None and server not in config.names:
+        _error(f"no MCP server named {server!r} (configured: {', '.join(config.names) or 'none'})")
+        return EXIT_USAGE
+    pool = McpPool(_only(config, [server] if server else None))
+    try:
+        await pool.connect_all()
+        if as_json:
+            _print(json.dumps(tool_json(pool, server), indent=2, ensure_ascii=False))
+        else:
+            _print(format_tools(pool, server))
+        failed = [s for s in pool.status() if s.state == "FAILED"]
+        for s in failed:
+            _error(f"MCP server '{s.name}' failed: {s.error}")
+        return EXIT_FAILED if failed else EXIT_OK
+    finally:
+        await pool.close_all()
+
+
+async def _call(config: McpConfig, name: str, raw_arguments: str, *, as_json: bool) -> int:
+    try:
+        arguments = json.loads(raw_arguments)
+    except json.JSONDecodeError as exc:
+        _error(f"JSON_ARGS is not valid JSON ({exc.msg} at column {exc.colno}): {raw_arguments}")
+        return EXIT_USAGE
+    if not isinstance(arguments, dict):
+        _error(f"JSON_ARGS must be a JSON object like '{{\"key\": \"value\"}}', got: {raw_arguments}")
+        return EXIT_USAGE
+    candidates = [s.name for s in config.servers if _may_own(s.name, name)]
+    pool = McpPool(_only(config, candidates or None))
+    try:
+        await pool.connect_all()
+        tool = pool.find_tool(name)
+        if tool is None:
+            known = [t.name for t in pool.tools()]
+            _error(f"unknown tool {name!r}")
+            if known:
+                sys.stderr.write("available tools:\n" + "".join(f"  {k}\n" for k in known))
+            for s in pool.status():
+                if s.state == "FAILED":
+                    _error(f"(MCP server '{s.name}' failed: {s.error})")
+            return EXIT_USAGE
+
+        def progress(done: float, total: float | None, message: str | None) -> None:
+            amount = f"{done:g}/{total:g}" if total is not None else f"{done:g}"
+            sys.stderr.write(f"progress {amount}{': ' + message if message else ''}\n")
+
+        result = await tool.execute(arguments, progress=progress)
+        if as_json and result.raw is not None:
+            _print(json.dumps(result.raw, indent=2, ensure_ascii=False))
+        elif result.is_error and result.raw is None:
+            _error(result.content)
+        else:
+            _print(result.content)
+        return EXIT_FAILED if result.is_error else EXIT_OK
+    finally:
+        await pool.close_all()
+
+
+def _may_own(server: str, tool_name: str) -> bool:
+    """Whether ``tool_name`` can be one of ``server``'s registered names."""
+    prefix = f"mcp__{sanitize(server)}__"
+    # A name shortened to 64 characters keeps its first 55 (see adapter._hashed).
+    return tool_name.startswith(prefix) or tool_name.startswith(prefix[:55])
+
+
+def _only(config: McpConfig, names: list[str] | None) -> McpConfig:
+    if names is None:
+        return config
+    return McpConfig(
+        servers=[s for s in config.servers if s.name in names],
+        broken=[b for b in config.broken if b.name in names],
+        warnings=config.warnings,
+    )

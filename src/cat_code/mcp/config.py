@@ -1,0 +1,326 @@
+"""Load ``mcp.json`` files into server entries.
+
+Sources, lowest precedence first: ``$CAT_CODE_HOME/mcp.json`` (home defaults to
+``~/.cat-code``), then ``.mcp.json`` in the working directory; a later file's entry
+replaces an earlier one of the same name. ``--mcp-config PATH`` (repeatable) replaces
+both with exactly the named files. Failures are contained: a missing file is silence, an
+unparseable file is one warning (file, line, column) and contributes nothing, a bad
+entry becomes a `BrokenServer` that fails only that server with a message naming the
+field or variable at fault.
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+import os
+import re
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, Literal
+
+from cat_code.mcp.errors import ConfigError
+
+TransportType = Literal["stdio", "http", "sse"]
+TRANSPORT_TYPES: tuple[str, ...] = ("stdio", "http", "sse")
+DEFAULT_REQUEST_TIMEOUT_MS = 30_000
+DEFAULT_STARTUP_TIMEOUT_MS = 30_000
+
+_KNOWN_FIELDS = frozenset(
+    {
+        "type",
+        "command",
+        "args",
+        "env",
+        "cwd",
+        "url",
+        "headers",
+        "requestTimeoutMs",
+        "startupTimeoutMs",
+        "disabled",
+        # Accepted for compatibility with other hosts' files; not used by cat-code.
+        "description",
+        "alwaysAllow",
+        "autoApprove",
+        "timeout",
+    }
+)
+logger = logging.getLogger(__name__)
+_VAR = re.compile(r"\$\{([A-Za-z_][A-Za-z0-9_]*)(?::-([^}]*))?\}")
+
+
+@dataclass(frozen=True, slots=True)
+class ServerConfig:
+    """One valid server entry, with variables expanded."""
+
+    name: str
+    type: TransportType
+    source: Path
+    command: str | None = None
+    args: tuple[str, ...] = ()
+    env: Mapping[str, str] = field(default_factory=dict)
+    cwd: str | None = None
+    url: str | None = None
+    headers: Mapping[str, str] = field(default_factory=dict)
+    request_timeout_s: float = DEFAULT_REQUEST_TIMEOUT_MS / 1000
+    startup_timeout_s: float = DEFAULT_STARTUP_TIMEOUT_MS / 1000
+    disabled: bool = False
+
+    @property
+    def target(self) -> str:
+        """Where the server is: its command line or its URL (never header values)."""
+        if self.type == "stdio":
+            return " ".join([self.command or "", *self.args]).strip()
+        return self.url or ""
+
+
+@dataclass(frozen=True, slots=True)
+class BrokenServer:
+    """An entry that could not be understood; it fails with ``error`` and nothing else."""
+
+    name: str
+    source: Path
+    error: str
+    type: str = "?"
+    target: str = ""
+
+
+@dataclass(slots=True)
+class McpConfig:
+    """Everything the config files said: good servers, broken ones, and file-level warnings."""
+
+    servers: list[ServerConfig] = field(default_factory=list)
+    broken: list[BrokenServer] = field(default_factory=list)
+    warnings: list[str] = field(default_factory=list)
+
+    @property
+    def names(self) -> list[str]:
+        return [s.name for s in self.servers] + [b.name for b in self.broken]
+
+
+def cat_code_home(environ: Mapping[str, str] | None = None) -> Path:
+    """``$CAT_CODE_HOME``, else ``~/.cat-code``."""
+    env = os.environ if environ is None else environ
+    value = env.get("CAT_CODE_HOME")
+    return Path(value).expanduser() if value else Path.home() / ".cat-code"
+
+
+def default_config_paths(
+    cwd: Path | None = None, environ: Mapping[str, str] | None = None
+) -> list[Path]:
+    """The files read when no ``--mcp-config`` is given, lowest precedence first."""
+    return [cat_code_home(environ) / "mcp.json", (cwd or Path.cwd()) / ".mcp.json"]
+
+
+def load_config(
+    paths: Sequence[Path] | None = None,
+    *,
+    cwd: Path | None = None,
+    environ: Mapping[str, str] | None = None,
+) -> McpConfig:
+    """Read the config files (``paths``, else the defaults) into one `McpConfig`."""
+    env = os.environ if environ is None else environ
+    files = list(paths) if paths is not None else default_config_paths(cwd, env)
+    entries: dict[str, ServerConfig | BrokenServer] = {}
+    warnings: list[str] = []
+    for path in files:
+        raw_servers = _read_file(path, warnings)
+        for name, raw in raw_servers.items():
+            # Re-inserting moves the entry to the end: the winner keeps a stable order.
+            entries.pop(name, None)
+            try:
+                entries[name] = parse_entry(name, raw, source=path, environ=env)
+            except ConfigError as exc:
+                entries[name] = BrokenServer(
+                    name=name,
+                    source=path,
+                    error=str(exc),
+                    type=_guess_type(raw),
+                    target=_guess_target(raw),
+                )
+    config = McpConfig(warnings=warnings)
+    for entry in entries.values():
+        if isinstance(entry, BrokenServer):
+            config.broken.append(entry)
+        else:
+            config.servers.append(entry)
+    return config
+
+
+def _read_file(path: Path, warnings: list[str]) -> dict[str, Any]:
+    try:
+        text = path.read_text(encoding="utf-8")
+    except FileNotFoundError:
+        return {}
+    except (OSError, UnicodeDecodeError) as exc:
+        warnings.append(f"{path}: cannot read MCP config: {exc}; ignoring it")
+        return {}
+    if not text.strip():
+        return {}
+    try:
+        data = json.loads(text)
+    except json.JSONDecodeError as exc:
+        warnings.append(
+            f"{path}:{exc.lineno}:{exc.colno}: invalid JSON in MCP config ({exc.msg}); "
+            "no servers loaded from it"
+        )
+        return {}
+    if not isinstance(data, dict):
+        warnings.append(f"{path}: MCP config must be a JSON object; no servers loaded from it")
+        return {}
+    servers = data.get("mcpServers", {})
+    if not isinstance(servers, dict):
+        warnings.append(f"{path}: 'mcpServers' must be an object; no servers loaded from it")
+        return {}
+    return servers
+
+
+def parse_entry(
+    name: str, raw: Any, *, source: Path, environ: Mapping[str, str] | None = None
+) -> ServerConfig:
+    """Validate and expand one ``mcpServers`` entry; raise `ConfigError` naming the fault."""
+    env = os.environ if environ is None else environ
+    where = f"{source}: server '{name}'"
+    if not isinstance(raw, dict):
+        raise ConfigError(f"{where}: entry must be an object, not {_json_type(raw)}")
+    if not name:
+        raise ConfigError(f"{source}: a server has an empty name")
+
+    def get_str(key: str) -> str | None:
+        value = raw.get(key)
+        if value is None:
+            return None
+        if not isinstance(value, str):
+            raise ConfigError(f"{where}: '{key}' must be a string, not {_json_type(value)}")
+        return _expand(value, env, where, key)
+
+    def get_map(key: str) -> dict[str, str]:
+        value = raw.get(key)
+        if value is None:
+            return {}
+        if not isinstance(value, dict):
+            raise ConfigError(f"{where}: '{key}' must be an object, not {_json_type(value)}")
+        out: dict[str, str] = {}
+        for k, v in value.items():
+            if isinstance(v, bool) or not isinstance(v, str | int | float):
+                raise ConfigError(
+                    f"{where}: '{key}.{k}' must be a string, not {_json_type(v)}"
+                )
+            out[k] = _expand(str(v), env, where, f"{key}.{k}")
+        return out
+
+    def get_ms(key: str, default: int) -> float:
+        value = raw.get(key, default)
+        if isinstance(value, bool) or not isinstance(value, int | float) or value <= 0:
+            raise ConfigError(f"{where}: '{key}' must be a positive number of milliseconds")
+        return float(value) / 1000
+
+    unknown = sorted(set(raw) - _KNOWN_FIELDS)
+    if unknown:
+        logger.warning("%s: ignoring unknown field(s) %s", where, ", ".join(unknown))
+
+    declared = raw.get("type")
+    command = get_str("command")
+    url = get_str("url")
+    if declared is None:
+        if command is not None:
+            kind = "stdio"
+        elif url is not None:
+            kind = "http"
+        else:
+            raise ConfigError(f"{where}: needs either 'command' (stdio) or 'url' (http)")
+    elif not isinstance(declared, str):
+        raise ConfigError(f"{where}: 'type' must be a string, not {_json_type(declared)}")
+    else:
+        kind = "http" if declared in ("streamable-http", "streamableHttp") else declared
+        if kind not in TRANSPORT_TYPES:
+            raise ConfigError(
+                f"{where}: unknown 'type' {declared!r} (expected stdio, http or sse)"
+            )
+    if kind == "stdio" and not command:
+        raise ConfigError(f"{where}: type stdio needs a 'command'")
+    if kind in ("http", "sse"):
+        if not url:
+            raise ConfigError(f"{where}: type {kind} needs a 'url'")
+        if not url.startswith(("http://", "https://")):
+            raise ConfigError(f"{where}: 'url' must start with http:// or https://, got {url!r}")
+
+    raw_args = raw.get("args", [])
+    if not isinstance(raw_args, list):
+        raise ConfigError(f"{where}: 'args' must be an array of strings, not {_json_type(raw_args)}")
+    args: list[str] = []
+    for i, arg in enumerate(raw_args):
+        if isinstance(arg, bool) or not isinstance(arg, str | int | float):
+            raise ConfigError(f"{where}: 'args[{i}]' must be a string, not {_json_type(arg)}")
+        args.append(_expand(str(arg), env, where, f"args[{i}]"))
+
+    disabled = raw.get("disabled", False)
+    if not isinstance(disabled, bool):
+        raise ConfigError(f"{where}: 'disabled' must be true or false")
+
+    return ServerConfig(
+        name=name,
+        type=kind,  # type: ignore[arg-type]  # checked against TRANSPORT_TYPES above
+        source=source,
+        command=command,
+        args=tuple(args),
+        env=get_map("env"),
+        cwd=get_str("cwd"),
+        url=url,
+        headers=get_map("headers"),
+        request_timeout_s=get_ms("requestTimeoutMs", DEFAULT_REQUEST_TIMEOUT_MS),
+        startup_timeout_s=get_ms("startupTimeoutMs", DEFAULT_STARTUP_TIMEOUT_MS),
+        disabled=disabled,
+    )
+
+
+def _expand(value: str, environ: Mapping[str, str], where: str, key: str) -> str:
+    def replace(match: re.Match[str]) -> str:
+        var, default = match.group(1), match.group(2)
+        found = environ.get(var)
+        if found is not None and (found != "" or default is None):
+            return found
+        if default is not None:
+            return default
+        raise ConfigError(f"{where}: '{key}' uses ${{{var}}}, which is not set (and has no default)")
+
+    return _VAR.sub(replace, value) if "${" in value else value
+
+
+def _json_type(value: Any) -> str:
+    if value is None:
+        return "null"
+    if isinstance(value, bool):
+        return "a boolean"
+    if isinstance(value, int | float):
+        return "a number"
+    if isinstance(value, str):
+        return "a string"
+    if isinstance(value, list):
+        return "an array"
+    return "an object"
+
+
+def _guess_type(raw: Any) -> str:
+    if not isinstance(raw, dict):
+        return "?"
+    declared = raw.get("type")
+    if isinstance(declared, str):
+        return declared
+    if "command" in raw:
+        return "stdio"
+    if "url" in raw:
+        return "http"
+    return "?"
+
+
+def _guess_target(raw: Any) -> str:
+    if not isinstance(raw, dict):
+        return ""
+    if isinstance(raw.get("command"), str):
+        args = raw.get("args")
+        extra = [a for a in args if isinstance(a, str)] if isinstance(args, list) else []
+        return " ".join([raw["command"], *extra])
+    url = raw.get("url")
+    return url if isinstance(url, str) else ""

@@ -1,0 +1,79 @@
+"""The MCP error tree. Every failure below the adapter is one of these::
+
+    McpClientError                 anything the MCP layers raise
+    ├── ConfigError                a config file or entry the user must fix (names file/field)
+    ├── TransportError             the connection itself failed
+    │   ├── ConnectError           could not start or reach the server (command not found, refused)
+    │   ├── TransportClosed        the connection is gone: we closed it, or the peer did
+    │   │   └── ProcessExited      the stdio child exited (exit code and stderr tail in the text)
+    │   ├── HttpStatusError        an HTTP answer with an unexpected status or content type
+    │   └── SessionExpired         HTTP 404 on a request that carried a session id
+    ├── RequestTimeout             no answer within the request timeout (a local error, no code)
+    └── ProtocolError              the server broke the protocol (bad version, malformed answer)
+        └── McpError               the server answered with a JSON-RPC error (code, message, data)
+
+Lower-layer exceptions (OSError, httpx errors) are translated at the transport boundary
+with ``raise ... from exc``; the adapter turns all of these into error tool results.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+
+class McpClientError(Exception):
+    """Base of every error the MCP layers raise."""
+
+
+class ConfigError(McpClientError):
+    """A config file or server entry is wrong; the message names what to fix."""
+
+
+class TransportError(McpClientError):
+    """The connection to a server failed."""
+
+
+class ConnectError(TransportError):
+    """The server could not be started or reached."""
+
+
+class TransportClosed(TransportError):
+    """The connection is closed: by us (``close()``) or by the peer."""
+
+
+class ProcessExited(TransportClosed):
+    """The stdio server process exited; the message names its exit code and stderr tail."""
+
+    def __init__(self, message: str, returncode: int | None) -> None:
+        super().__init__(message)
+        self.returncode = returncode
+
+
+class HttpStatusError(TransportError):
+    """An HTTP answer had a status or content type the protocol does not allow here."""
+
+    def __init__(self, message: str, status_code: int) -> None:
+        super().__init__(message)
+        self.status_code = status_code
+
+
+class SessionExpired(TransportError):
+    """The server no longer knows our session (HTTP 404 with a session id): re-initialize."""
+
+
+class RequestTimeout(McpClientError):
+    """A request got no answer within its timeout. Locally generated: it has no JSON-RPC code."""
+
+
+class ProtocolError(McpClientError):
+    """The server's answer breaks the protocol."""
+
+
+class McpError(ProtocolError):
+    """The server answered a request with a JSON-RPC error object."""
+
+    def __init__(self, code: int, message: str, data: Any = None) -> None:
+        super().__init__(f"{message} (code {code})")
+        self.code = code
+        self.message = message
+        self.data = data

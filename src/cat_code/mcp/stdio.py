@@ -1,0 +1,405 @@
+"""stdio transport: a child process speaking newline-delimited JSON-RPC.
+
+Design: the child runs in its own session (so its process group holds every descendant
+an ``npx``/``uvx``/shell wrapper starts) with an allow-listed environment. One reader —
+the asyncio subprocess protocol's data callbacks, so no task switch per message — splits
+stdout on ``\\n`` into a growable buffer with no line-length limit and resolves the waiter
+for each response id. Invariants: a waiter is registered before its request is written
+and removed on every path; a line that is not JSON is logged and skipped; stderr is
+always drained into a bounded tail; when the child exits every waiter fails at once with
+the exit code and stderr tail. Close: stdin EOF, grace, SIGTERM to the group, grace,
+SIGKILL — nothing in the group outlives `close`.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import json
+import logging
+import os
+import signal
+import time
+from collections import deque
+from collections.abc import Mapping, Sequence
+from pathlib import Path
+from typing import Any
+
+from cat_code.mcp.errors import ConnectError, ProcessExited, TransportClosed
+from cat_code.mcp.transport import JsonObject, MessageHandler
+
+logger = logging.getLogger(__name__)
+
+#: The parent's variables a server inherits; anything else (API keys!) must be given in ``env``.
+INHERITED_ENV_VARS = (
+    "HOME", "LOGNAME", "PATH", "SHELL", "TERM", "USER", "LANG", "LC_ALL", "TMPDIR", "TZ",
+)  # fmt: skip
+#: A well-behaved server exits on stdin EOF; give it this long before signalling.
+STDIN_CLOSE_GRACE_S = 2.0
+#: After SIGTERM, time for the group to clean up before SIGKILL.
+TERMINATE_GRACE_S = 2.0
+#: After SIGKILL, how long to wait for the kernel to finish the group off.
+KILL_WAIT_S = 1.0
+#: After the child exits, time for its last stdout bytes to arrive before waiters fail.
+EXIT_FLUSH_GRACE_S = 0.5
+#: How many of the last stderr lines are kept for status and error messages.
+STDERR_TAIL_LINES = 20
+#: A stderr line longer than this is cut; it is for humans and must not grow unbounded.
+STDERR_LINE_MAX = 2000
+#: Pause writers above this much unsent data (asyncio's 64 KiB default stalls 1000 small calls).
+WRITE_HIGH_WATER = 4 * 1024 * 1024
+#: How often to look again whether the process group is gone while closing.
+_GROUP_POLL_S = 0.02
+
+
+def child_environment(extra: Mapping[str, str]) -> dict[str, str]:
+    """The allow-listed part of our environment, with the entry's ``env`` merged over it."""
+    env = {
+        key: value
+        for key in INHERITED_ENV_VARS
+        if (value := os.environ.get(key)) is not None and not value.startswith("()")
+    }
+    env.update(extra)
+    return env
+
+
+class StdioTransport:
+    """A `Transport` over a child process's stdin and stdout."""
+
+    def __init__(
+        self,
+        command: str,
+        args: Sequence[str] = (),
+        *,
+        env: Mapping[str, str] | None = None,
+        cwd: str | None = None,
+        name: str = "",
+    ) -> None:
+        self.command = command
+        self.args = tuple(args)
+        self.env = dict(env or {})
+        self.cwd = cwd
+        self.name = name or command
+        self.protocol_version: str | None = None
+        self.pid: int | None = None
+        self._on_message: MessageHandler = _ignore
+        self._process: asyncio.SubprocessTransport | None = None
+        self._stdin: asyncio.WriteTransport | None = None
+        self._pending: dict[Any, asyncio.Future[JsonObject]] = {}
+        self._buffer = bytearray()
+        self._stderr_buffer = bytearray()
+        self._stderr_tail: deque[str] = deque(maxlen=STDERR_TAIL_LINES)
+        self._closed_error: TransportClosed | None = None
+        self._stdout_eof = False
+        self._returncode: int | None = None
+        self._exited = asyncio.Event()
+        self._fail_handle: asyncio.TimerHandle | None = None
+        self._can_write: asyncio.Event | None = None
+        self._close_task: asyncio.Task[None] | None = None
+
+    # -- Transport ---------------------------------------------------------------
+
+    async def start(self, on_message: MessageHandler) -> None:
+        self._on_message = on_message
+        if self.cwd is not None and not Path(self.cwd).is_dir():
+            raise ConnectError(f"working directory does not exist: {self.cwd}")
+        loop = asyncio.get_running_loop()
+        try:
+            process, _ = await loop.subprocess_exec(
+                lambda: _ChildProtocol(self),
+                self.command,
+                *self.args,
+                stdin=asyncio.subprocess.PIPE,
+                stdout=asyncio.subprocess.PIPE,
+                stderr=asyncio.subprocess.PIPE,
+                env=child_environment(self.env),
+                cwd=self.cwd,
+                start_new_session=True,
+            )
+        except FileNotFoundError as exc:
+            raise ConnectError(f"command not found: {self.command}") from exc
+        except PermissionError as exc:
+            raise ConnectError(f"permission denied running {self.command}") from exc
+        except OSError as exc:
+            raise ConnectError(f"cannot start {self.command}: {exc.strerror or exc}") from exc
+        self._process = process
+        self.pid = process.get_pid()
+        stdin = process.get_pipe_transport(0)
+        assert isinstance(stdin, asyncio.WriteTransport)
+        stdin.set_write_buffer_limits(high=WRITE_HIGH_WATER)
+        self._stdin = stdin
+        logger.debug("%s: started pid %s: %s", self.name, self.pid, self.describe())
+
+    async def request(self, message: JsonObject) -> JsonObject:
+        if self._closed_error is not None:
+            raise self._closed()
+        request_id = message["id"]
+        future: asyncio.Future[JsonObject] = asyncio.get_running_loop().create_future()
+        self._pending[request_id] = future
+        try:
+            self._write(message)
+            if self._can_write is not None:
+                await self._can_write.wait()
+            return await future
+        finally:
+            self._pending.pop(request_id, None)
+
+    async def send(self, message: JsonObject) -> None:
+        if self._closed_error is not None:
+            raise self._closed()
+        self._write(message)
+        if self._can_write is not None:
+            await self._can_write.wait()
+
+    async def close(self) -> None:
+        if self._close_task is None:
+            self._close_task = asyncio.ensure_future(self._shutdown())
+        # Shielded: a cancelled caller must not leave the process group half-terminated.
+        await asyncio.shield(self._close_task)
+
+    def describe(self) -> str:
+        return "stdio: " + " ".join([self.command, *self.args])
+
+    def diagnostics(self) -> list[str]:
+        return list(self._stderr_tail)
+
+    @property
+    def returncode(self) -> int | None:
+        return self._returncode
+
+    # -- writing -----------------------------------------------------------------
+
+    def _write(self, message: JsonObject) -> None:
+        assert self._stdin is not None, "start() first"
+        # Compact separators: no embedded newline can appear, and fewer bytes to move.
+        self._stdin.write(json.dumps(message, separators=(",", ":")).encode() + b"\n")
+
+    def _pause_writing(self) -> None:
+        if self._can_write is None:
+            self._can_write = asyncio.Event()
+
+    def _resume_writing(self) -> None:
+        if self._can_write is not None:
+            self._can_write.set()
+            self._can_write = None
+
+    # -- reading (called by _ChildProtocol on the event loop) ----------------------
+
+    def _on_stdout(self, data: bytes) -> None:
+        if self._buffer:
+            self._buffer += data
+            if b"\n" not in data:
+                return
+            chunk: bytes = bytes(self._buffer)
+            self._buffer.clear()
+        else:
+            chunk = data
+        start = 0
+        while (end := chunk.find(b"\n", start)) >= 0:
+            if end > start:
+                self._on_line(chunk[start:end] if start or end != len(chunk) - 1 else chunk)
+            start = end + 1
+        if start < len(chunk):
+            self._buffer += chunk[start:]
+
+    def _on_line(self, line: bytes) -> None:
+        try:
+            message = json.loads(line)
+        except ValueError:
+            if line.strip():
+                logger.warning(
+                    "%s: skipping stdout line that is not JSON-RPC: %.200r", self.name, line
+                )
+            return
+        if not isinstance(message, dict):
+            logger.warning("%s: skipping stdout line that is not a JSON object", self.name)
+            return
+        if "method" in message:
+            try:
+                self._on_message(message)
+            except Exception:
+                logger.exception("%s: handler failed for %s", self.name, message.get("method"))
+            return
+        future = self._pending.get(message.get("id"))
+        if future is None or future.done():
+            logger.debug("%s: dropping response for unknown id %r", self.name, message.get("id"))
+            return
+        future.set_result(message)
+
+    def _on_stderr(self, data: bytes) -> None:
+        buffer = self._stderr_buffer
+        buffer += data
+        start = 0
+        while (end := buffer.find(b"\n", start)) >= 0:
+            self._stderr_line(buffer[start:end])
+            start = end + 1
+        del buffer[:start]
+        if len(buffer) > STDERR_LINE_MAX:
+            self._stderr_line(buffer)
+            buffer.clear()
+
+    def _stderr_line(self, raw: bytes | bytearray) -> None:
+        line = raw[:STDERR_LINE_MAX].decode(errors="replace").rstrip("\r")
+        if line.strip():
+            self._stderr_tail.append(line)
+            logger.debug("%s stderr: %s", self.name, line)
+
+    def _on_stdout_eof(self) -> None:
+        self._stdout_eof = True
+        if self._buffer:
+            self._on_line(bytes(self._buffer))
+            self._buffer.clear()
+        self._schedule_failure()
+
+    def _on_exit(self) -> None:
+        assert self._process is not None
+        self._returncode = self._process.get_returncode()
+        if self._stderr_buffer:
+            self._stderr_line(self._stderr_buffer)
+            self._stderr_buffer.clear()
+        logger.debug("%s: process exited with code %s", self.name, self._returncode)
+        self._exited.set()
+        self._schedule_failure()
+
+    def _schedule_failure(self) -> None:
+        """Fail every waiter now if both stdout and the process are done, else after a grace."""
+        if self._closed_error is not None:
+            return
+        if self._stdout_eof and self._exited.is_set():
+            self._fail_all(self._exit_error())
+        elif self._fail_handle is None:
+            loop = asyncio.get_running_loop()
+            self._fail_handle = loop.call_later(
+                EXIT_FLUSH_GRACE_S, lambda: self._fail_all(self._exit_error())
+            )
+
+    def _exit_error(self) -> ProcessExited:
+        if self._returncode is None:
+            what = "closed its stdout"
+        elif self._returncode < 0:
+            what = f"was killed by signal {-self._returncode}"
+        else:
+            what = f"exited with code {self._returncode}"
+        message = f"server process {what}"
+        tail = [line for line in self._stderr_tail if line.strip()][-5:]
+        if tail:
+            message += "; last stderr: " + " | ".join(tail)
+        return ProcessExited(message, self._returncode)
+
+    def _fail_all(self, error: TransportClosed) -> None:
+        if self._fail_handle is not None:
+            self._fail_handle.cancel()
+            self._fail_handle = None
+        if self._closed_error is None:
+            self._closed_error = error
+        for future in self._pending.values():
+            if not future.done():
+                future.set_exception(self._closed())
+        self._resume_writing()
+
+    def _closed(self) -> TransportClosed:
+        """A fresh copy of the closing error (one exception object per raise site)."""
+        error = self._closed_error
+        assert error is not None
+        if isinstance(error, ProcessExited):
+            return ProcessExited(str(error), error.returncode)
+        return TransportClosed(str(error))
+
+    # -- shutdown ------------------------------------------------------------------
+
+    async def _shutdown(self) -> None:
+        self._fail_all(TransportClosed("connection closed"))
+        process = self._process
+        if process is None:
+            return
+        pgid = self.pid
+        assert pgid is not None
+        if self._stdin is not None:
+            self._stdin.close()
+        with contextlib.suppress(TimeoutError):
+            async with asyncio.timeout(STDIN_CLOSE_GRACE_S):
+                await self._exited.wait()
+        if _group_alive(pgid):
+            logger.debug("%s: sending SIGTERM to process group %s", self.name, pgid)
+            _signal_group(pgid, signal.SIGTERM)
+            if not await _wait_group_gone(pgid, TERMINATE_GRACE_S):
+                logger.debug("%s: sending SIGKILL to process group %s", self.name, pgid)
+                _signal_group(pgid, signal.SIGKILL)
+                await _wait_group_gone(pgid, KILL_WAIT_S)
+        process.close()
+        if self._fail_handle is not None:
+            self._fail_handle.cancel()
+
+
+class _ChildProtocol(asyncio.SubprocessProtocol):
+    """Routes the child's pipe events to its `StdioTransport`."""
+
+    def __init__(self, owner: StdioTransport) -> None:
+        self._owner = owner
+
+    def pipe_data_received(self, fd: int, data: bytes | str) -> None:
+        assert isinstance(data, bytes)
+        if fd == 1:
+            self._owner._on_stdout(data)
+        else:
+            self._owner._on_stderr(data)
+
+    def pipe_connection_lost(self, fd: int, exc: Exception | None) -> None:
+        if fd == 1:
+            self._owner._on_stdout_eof()
+
+    def process_exited(self) -> None:
+        self._owner._on_exit()
+
+    def pause_writing(self) -> None:
+        self._owner._pause_writing()
+
+    def resume_writing(self) -> None:
+        self._owner._resume_writing()
+
+
+def _ignore(message: JsonObject) -> None:
+    return None
+
+
+def _signal_group(pgid: int, sig: signal.Signals) -> None:
+    with contextlib.suppress(ProcessLookupError, PermissionError):
+        os.killpg(pgid, sig)
+
+
+def _group_alive(pgid: int) -> bool:
+    """Whether any live (non-zombie) process is still in the group."""
+    try:
+        os.killpg(pgid, 0)
+    except ProcessLookupError:
+        return False
+    except PermissionError:
+        return True
+    # killpg also finds zombies nobody has reaped yet (e.g. under a container init that
+    # does not reap); /proc tells the live ones apart where it exists.
+    try:
+        entries = os.listdir("/proc")
+    except OSError:
+        return True
+    for entry in entries:
+        if not entry.isdigit():
+            continue
+        try:
+            with open(f"/proc/{entry}/stat", "rb") as f:
+                stat = f.read()
+        except OSError:
+            continue
+        # Fields after the parenthesised command name: state ppid pgrp ...
+        fields = stat[stat.rfind(b")") + 2 :].split()
+        if len(fields) > 2 and int(fields[2]) == pgid and fields[0] != b"Z":
+            return True
+    return False
+
+
+async def _wait_group_gone(pgid: int, timeout: float) -> bool:
+    deadline = time.monotonic() + timeout
+    while _group_alive(pgid):
+        if time.monotonic() >= deadline:
+            return False
+        await asyncio.sleep(_GROUP_POLL_S)
+    return True

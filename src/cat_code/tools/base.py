@@ -1,0 +1,52 @@
+"""`Tool` and `ToolResult`: the one shape every tool has, built-in or remote.
+
+A tool has a name the model calls it by, a description, a JSON schema for its input, a
+read-only flag (read-only tools run without asking the user), an ``owner`` naming where
+it comes from (``builtin`` or ``mcp:<server>``), and an async ``execute``. ``execute``
+must not raise for failures the model should read; it returns an error `ToolResult`.
+"""
+
+from __future__ import annotations
+
+from abc import ABC, abstractmethod
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import Any
+
+#: Called with (progress, total, message) while a tool runs, when the tool can report it.
+ProgressCallback = Callable[[float, float | None, str | None], None]
+
+
+@dataclass(slots=True)
+class ToolResult:
+    """What a tool hands back to the model: text content and an error flag.
+
+    ``tool_call_id`` is left empty by tools; the agent loop fills it in.
+    ``raw`` keeps the tool's native result (for MCP: the wire ``CallToolResult``) for
+    callers that want it, such as ``cat-code mcp call --json``.
+    """
+
+    content: str
+    is_error: bool = False
+    tool_call_id: str = ""
+    raw: Any = None
+
+    @classmethod
+    def error(cls, message: str) -> ToolResult:
+        return cls(content=message, is_error=True)
+
+
+class Tool(ABC):
+    """A tool the agent can call."""
+
+    name: str
+    description: str
+    input_schema: dict[str, Any]
+    read_only: bool = False
+    owner: str = "builtin"
+
+    @abstractmethod
+    async def execute(
+        self, arguments: dict[str, Any], *, progress: ProgressCallback | None = None
+    ) -> ToolResult:
+        """Run the tool. Failures the model should see come back as error results."""
