@@ -161,8 +161,8 @@ def handle(message: dict[str, Any]) -> None:
             try:
                 result = call_tool(request_id, params)
             except LookupError:
-                send({"jsonrpc": "2.0", "id": request_id,
-                      "error": {"code": -32602, "message": f"Unknown tool: {params.get('name')}"}})  # fmt: skip
+                error = {"code": -32602, "message": f"Unknown tool: {params.get('name')}"}
+                send({"jsonrpc": "2.0", "id": request_id, "error": error})
                 return
         else:
             send({"jsonrpc": "2.0", "id": request_id,

@@ -64,9 +64,7 @@ def build_parser() -> argparse.ArgumentParser:
         help="model as PROVIDER:NAME, e.g. anthropic:claude-sonnet-4-5 or openai:gpt-4o "
         "(default: $CAT_CODE_MODEL)",
     )
-    parser.add_argument(
-        "--yes", action="store_true", help="approve every tool call without asking"
-    )
+    parser.add_argument("--yes", action="store_true", help="approve every tool call without asking")
     parser.add_argument(
         "--allow-tool", action="append", default=[], metavar="PATTERN",
         help="approve tools whose registered name matches this glob (repeatable)",

@@ -157,7 +157,7 @@ async def _call(config: McpConfig, name: str, raw_arguments: str, *, as_json: bo
         _error(f"JSON_ARGS is not valid JSON ({exc.msg} at column {exc.colno}): {raw_arguments}")
         return EXIT_USAGE
     if not isinstance(arguments, dict):
-        _error(f"JSON_ARGS must be a JSON object like '{{\"key\": \"value\"}}', got: {raw_arguments}")
+        _error(f'JSON_ARGS must be a JSON object like \'{{"key": "value"}}\', got: {raw_arguments}')
         return EXIT_USAGE
     candidates = [s.name for s in config.servers if _may_own(s.name, name)]
     pool = McpPool(_only(config, candidates or None))

@@ -204,9 +204,7 @@ def parse_entry(
         out: dict[str, str] = {}
         for k, v in value.items():
             if isinstance(v, bool) or not isinstance(v, str | int | float):
-                raise ConfigError(
-                    f"{where}: '{key}.{k}' must be a string, not {_json_type(v)}"
-                )
+                raise ConfigError(f"{where}: '{key}.{k}' must be a string, not {_json_type(v)}")
             out[k] = _expand(str(v), env, where, f"{key}.{k}")
         return out
 
@@ -235,9 +233,7 @@ def parse_entry(
     else:
         kind = "http" if declared in ("streamable-http", "streamableHttp") else declared
         if kind not in TRANSPORT_TYPES:
-            raise ConfigError(
-                f"{where}: unknown 'type' {declared!r} (expected stdio, http or sse)"
-            )
+            raise ConfigError(f"{where}: unknown 'type' {declared!r} (expected stdio, http or sse)")
     if kind == "stdio" and not command:
         raise ConfigError(f"{where}: type stdio needs a 'command'")
     if kind in ("http", "sse"):
@@ -248,7 +244,9 @@ def parse_entry(
 
     raw_args = raw.get("args", [])
     if not isinstance(raw_args, list):
-        raise ConfigError(f"{where}: 'args' must be an array of strings, not {_json_type(raw_args)}")
+        raise ConfigError(
+            f"{where}: 'args' must be an array of strings, not {_json_type(raw_args)}"
+        )
     args: list[str] = []
     for i, arg in enumerate(raw_args):
         if isinstance(arg, bool) or not isinstance(arg, str | int | float):
@@ -283,7 +281,9 @@ def _expand(value: str, environ: Mapping[str, str], where: str, key: str) -> str
             return found
         if default is not None:
             return default
-        raise ConfigError(f"{where}: '{key}' uses ${{{var}}}, which is not set (and has no default)")
+        raise ConfigError(
+            f"{where}: '{key}' uses ${{{var}}}, which is not set (and has no default)"
+        )
 
     return _VAR.sub(replace, value) if "${" in value else value
 

@@ -269,9 +269,13 @@ class McpPool:
         statuses = [server.status() for server in self.servers]
         statuses.extend(
             ServerStatus(
-                name=b.name, state="FAILED", tools=0, transport=b.type, target=b.target,
+                name=b.name,
+                state="FAILED",
+                tools=0,
+                transport=b.type,
+                target=b.target,
                 error=b.error,
-            )  # fmt: skip
+            )
             for b in self.broken
         )
         return statuses
@@ -279,9 +283,7 @@ class McpPool:
     @property
     def all_connected(self) -> bool:
         """Every enabled server connected (and no entry was broken)."""
-        return not self.broken and all(
-            s.state in ("CONNECTED", "DISABLED") for s in self.servers
-        )
+        return not self.broken and all(s.state in ("CONNECTED", "DISABLED") for s in self.servers)
 
     async def close_all(self) -> None:
         """Close every server; returns when every owner task has finished its cleanup."""

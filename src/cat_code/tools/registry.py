@@ -7,6 +7,7 @@ server's tool list changes (``unregister``), built-in tools never are.
 
 from __future__ import annotations
 
+import builtins
 from collections.abc import Iterable
 
 from cat_code.tools.base import Tool
@@ -40,10 +41,10 @@ class ToolRegistry:
     def get(self, name: str) -> Tool | None:
         return self._tools.get(name)
 
-    def list(self) -> list[Tool]:
+    def list(self) -> builtins.list[Tool]:
         return list(self._tools.values())
 
-    def names(self) -> list[str]:
+    def names(self) -> builtins.list[str]:
         return list(self._tools)
 
     def __contains__(self, name: object) -> bool:
