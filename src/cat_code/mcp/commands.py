@@ -61,7 +61,7 @@ def format_status(statuses: Sequence[ServerStatus]) -> str:
             lines.append(f"{head}  {where} — {s.error}")
         else:
             lines.append(f"{head}  {where}")
-        if s.state == "FAILED" and s.stderr_tail:
+        if s.state == "FAILED" and s.stderr_tail and "last stderr" not in (s.error or ""):
             indent = " " * (4 + name_width + state_width)
             lines.append(f"{indent}stderr (last lines):")
             lines.extend(f"{indent}  {line}" for line in s.stderr_tail[-5:])

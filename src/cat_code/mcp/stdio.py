@@ -91,6 +91,7 @@ class StdioTransport:
         self._stderr_tail: deque[str] = deque(maxlen=STDERR_TAIL_LINES)
         self._closed_error: TransportClosed | None = None
         self._stdout_eof = False
+        self._stderr_eof = False
         self._returncode: int | None = None
         self._exited = asyncio.Event()
         self._fail_handle: asyncio.TimerHandle | None = None
@@ -251,6 +252,13 @@ class StdioTransport:
             self._buffer.clear()
         self._schedule_failure()
 
+    def _on_stderr_eof(self) -> None:
+        self._stderr_eof = True
+        if self._stderr_buffer:
+            self._stderr_line(self._stderr_buffer)
+            self._stderr_buffer.clear()
+        self._schedule_failure()
+
     def _on_exit(self) -> None:
         assert self._process is not None
         self._returncode = self._process.get_returncode()
@@ -262,10 +270,10 @@ class StdioTransport:
         self._schedule_failure()
 
     def _schedule_failure(self) -> None:
-        """Fail every waiter now if both stdout and the process are done, else after a grace."""
+        """Fail every waiter once the process and both its pipes are done, or after a grace."""
         if self._closed_error is not None:
             return
-        if self._stdout_eof and self._exited.is_set():
+        if self._stdout_eof and self._stderr_eof and self._exited.is_set():
             self._fail_all(self._exit_error())
         elif self._fail_handle is None:
             loop = asyncio.get_running_loop()
@@ -337,6 +345,12 @@ class _ChildProtocol(asyncio.SubprocessProtocol):
     def __init__(self, owner: StdioTransport) -> None:
         self._owner = owner
 
+    def connection_made(self, transport: asyncio.BaseTransport) -> None:
+        # Called before subprocess_exec returns: a child that exits at once must already
+        # find its transport here.
+        assert isinstance(transport, asyncio.SubprocessTransport)
+        self._owner._process = transport
+
     def pipe_data_received(self, fd: int, data: bytes | str) -> None:
         assert isinstance(data, bytes)
         if fd == 1:
@@ -347,6 +361,8 @@ class _ChildProtocol(asyncio.SubprocessProtocol):
     def pipe_connection_lost(self, fd: int, exc: Exception | None) -> None:
         if fd == 1:
             self._owner._on_stdout_eof()
+        elif fd == 2:
+            self._owner._on_stderr_eof()
 
     def process_exited(self) -> None:
         self._owner._on_exit()
