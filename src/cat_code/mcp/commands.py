@@ -51,12 +51,14 @@ def format_status(statuses: Sequence[ServerStatus]) -> str:
         )
     name_width = max(len(s.name) for s in statuses)
     state_width = max(len(s.state) for s in statuses)
+    count_width = max((len(f"{s.tools} tool(s)") for s in statuses if s.state == "CONNECTED"),
+                      default=0)  # fmt: skip
     lines = ["MCP servers:"]
     for s in statuses:
         head = f"  {s.name.ljust(name_width)}  {s.state.ljust(state_width)}"
         where = f"({s.transport}: {s.target})"
         if s.state == "CONNECTED":
-            lines.append(f"{head}  {s.tools} tool(s)  {where}")
+            lines.append(f"{head}  {f'{s.tools} tool(s)'.ljust(count_width)}  {where}")
         elif s.error:
             lines.append(f"{head}  {where} — {s.error}")
         else:
