@@ -38,6 +38,9 @@ CLIENT_INFO = {"name": "cat-code", "title": "cat-code", "version": __version__}
 DEFAULT_REQUEST_TIMEOUT_S = 30.0
 #: The most pages a tools/list may take; a server looping on cursors must not hang us.
 MAX_LIST_PAGES = 1000
+#: How often a listing is redone when the list changes while it is read; then it is
+#: returned uncached, so a server that changes its list constantly cannot loop us.
+MAX_RELISTS = 3
 
 METHOD_NOT_FOUND = -32601
 INVALID_PARAMS = -32602
@@ -83,6 +86,8 @@ class McpClient:
         self._progress_tokens = itertools.count(1)
         self._progress: dict[Any, ProgressHandler] = {}
         self._tools: list[JsonObject] | None = None
+        #: Bumped by every tools/list_changed, so a listing in flight knows it is stale.
+        self._tools_generation = 0
         self._background: set[asyncio.Task[Any]] = set()
         self._started = False
 
@@ -230,19 +235,29 @@ class McpClient:
         if self._tools is not None and not refresh:
             return self._tools
         tools: list[JsonObject] = []
+        for _ in range(MAX_RELISTS):
+            generation = self._tools_generation
+            tools = await self._list_every_page()
+            if generation == self._tools_generation:
+                self._tools = tools
+                break
+            # The list changed while we read it: what we hold may already be stale.
+        return tools
+
+    async def _list_every_page(self) -> list[JsonObject]:
+        tools: list[JsonObject] = []
         cursor: Any = None
         for _ in range(MAX_LIST_PAGES):
-            result = await self.request("tools/list", {"cursor": cursor} if cursor else None)
+            # An empty-string cursor is a cursor (2026 spec: MUST NOT be taken as the end).
+            params = {"cursor": cursor} if cursor is not None else None
+            result = await self.request("tools/list", params)
             if not isinstance(result, dict) or not isinstance(result.get("tools"), list):
                 raise ProtocolError("tools/list result has no 'tools' array")
             tools.extend(t for t in result["tools"] if _valid_tool(t, self.name))
             cursor = result.get("nextCursor")
             if cursor is None:
-                break
-        else:
-            raise ProtocolError(f"tools/list did not end after {MAX_LIST_PAGES} pages")
-        self._tools = tools
-        return tools
+                return tools
+        raise ProtocolError(f"tools/list did not end after {MAX_LIST_PAGES} pages")
 
     async def call_tool(
         self,
@@ -294,6 +309,7 @@ class McpClient:
         elif method == "notifications/tools/list_changed":
             logger.debug("%s: tool list changed", self.name)
             self._tools = None
+            self._tools_generation += 1
             if self.on_tools_changed is not None:
                 self.on_tools_changed()
         else:
