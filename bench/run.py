@@ -1,0 +1,312 @@
+"""cat-code's MCP client next to the official SDK's and the floor: ``python bench/run.py``.
+
+Every workload runs the three clients interleaved — each repetition runs all three back
+to back, in a rotated order — against the same kind of server process, so a noisy
+machine hurts all three alike and the per-repetition ratios stay meaningful. One
+untimed round first imports everything and warms the caches. ``--quick`` (under two
+minutes) uses fewer calls and five repetitions; the full run uses more of both. The
+report goes to stdout and to ``bench/results/latest.md`` and ``latest.json``. Exit
+status 1 when any client failed a workload (wrong answer, error): slow is never a
+failure here, a crash is.
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import contextlib
+import datetime
+import json
+import os
+import platform
+import subprocess
+import sys
+import time
+import traceback
+from collections.abc import Awaitable, Callable
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+
+import impls
+import workloads
+from process_workloads import ProcessBench
+from report import IMPLS, Metric, Result, entry, markdown
+
+BENCH = Path(__file__).resolve().parent
+#: A single sample that takes longer than this is a hang, not a measurement.
+SAMPLE_TIMEOUT_S = 180.0
+
+METRICS = [
+    Metric("stdio.connect", "s", "spawn + initialize + tools/list, one server"),
+    Metric("stdio.close", "s", "close one connected server (it exits on stdin EOF)"),
+    Metric("stdio.seq", "s", "per sequential tools/call, small payload", target_vs_floor=1.25),
+    Metric("stdio.concurrent", "s", "per call, 1000 in flight on one connection", 2.0),
+    Metric("stdio.large", "s", "one 10 MB tools/call result", target_vs_floor=1.3),
+    Metric(
+        "stdio.parallel_connect",
+        "s",
+        "connect 20 servers at once (until all listed their tools)",
+        other_target=("slowest single connect", 1.5),
+    ),
+    Metric("http.json.seq", "s", "per sequential call, JSON answers", target_vs_floor=1.3),
+    Metric("http.sse.seq", "s", "per sequential call, SSE answers", target_vs_floor=1.3),
+    Metric("http.concurrent", "s", "per call, 200 in flight, JSON answers"),
+    Metric("http.large", "s", "one 10 MB result, JSON answer", target_vs_floor=1.3),
+    Metric("http.sse.large", "s", "one 10 MB result, SSE answer", target_vs_floor=1.3),
+    Metric(
+        "cli.help",
+        "s",
+        "`cat-code --help` wall time",
+        target_vs_floor=2.0,
+        floor_is='python -c "import asyncio, json"',
+    ),
+    Metric("cli.help.rss", "MB", "`cat-code --help` peak RSS"),
+    Metric(
+        "cli.mcp_list",
+        "s",
+        "`cat-code mcp list`, one example server (SDK/floor: same job as a script)",
+    ),
+    Metric("cli.mcp_list.rss", "MB", "`cat-code mcp list` peak RSS"),
+    Metric("import.cat_code", "s", "`import cat_code` (SDK: `mcp`; floor: asyncio, json)"),
+    Metric(
+        "import.cat_code_mcp",
+        "s",
+        "import what `cat-code mcp` needs: mcp.commands + mcp.stdio (SDK: its client)",
+    ),
+    Metric("memory.20_servers", "MB", "peak RSS of one process holding 20 stdio connections"),
+]
+QUICK = workloads.Sizes(
+    seq_calls=500,
+    concurrent_calls=1000,
+    large_calls=1,
+    parallel_servers=20,
+    single_connects=5,
+    http_seq_calls=300,
+    http_concurrent_calls=200,
+)
+FULL = workloads.Sizes(
+    seq_calls=3000,
+    concurrent_calls=1000,
+    large_calls=3,
+    parallel_servers=20,
+    single_connects=20,
+    http_seq_calls=1500,
+    http_concurrent_calls=200,
+)
+
+
+class Bench:
+    def __init__(self, sizes: workloads.Sizes, repetitions: int, only: list[str]) -> None:
+        self.sizes = sizes
+        self.repetitions = repetitions
+        self.only = only
+        self.results = {m.name: Result(m) for m in METRICS}
+        self.failed = False
+
+    def wanted(self, *names: str) -> bool:
+        return not self.only or any(n.startswith(p) for n in names for p in self.only)
+
+    def _record(self, impl: str, samples: dict[str, float]) -> None:
+        for name, value in samples.items():
+            if name == "stdio.parallel_connect.slowest_single":
+                self.results["stdio.parallel_connect"].reference[impl].append(value)
+            else:
+                self.results[name].samples[impl].append(value)
+
+    def _fail(self, names: list[str], impl: str, exc: BaseException) -> None:
+        self.failed = True
+        text = f"{type(exc).__name__}: {exc}".strip()
+        sys.stderr.write(f"bench: {impl} failed {names[0]}:\n{traceback.format_exc()}\n")
+        for name in names:
+            self.results[name].errors[impl] = text[:300]
+            self.results[name].samples[impl].clear()
+
+    async def run_async(
+        self,
+        names: list[str],
+        workload: Callable[[str, workloads.Sizes], Awaitable[dict[str, float]]],
+        impls_to_run: tuple[str, ...] = IMPLS,
+    ) -> None:
+        """A warm-up round, then the timed repetitions, clients rotated each time."""
+        if not self.wanted(*names):
+            return
+        _progress(names[0])
+        active = list(impls_to_run)
+        for rep in range(-1, self.repetitions):
+            order = active[rep % len(active) :] + active[: rep % len(active)] if active else []
+            samples: dict[str, dict[str, float]] = {}
+            for impl in order:
+                try:
+                    async with asyncio.timeout(SAMPLE_TIMEOUT_S):
+                        samples[impl] = await workload(impl, self.sizes)
+                except Exception as exc:
+                    self._fail(names, impl, exc)
+                    active.remove(impl)
+            if rep >= 0:
+                for impl in active:
+                    self._record(impl, samples[impl])
+
+    def run_process(
+        self,
+        names: list[str],
+        workload: Callable[[str], dict[str, float]],
+        impls_to_run: tuple[str, ...] = IMPLS,
+    ) -> None:
+        if not self.wanted(*names):
+            return
+        _progress(names[0])
+        active = list(impls_to_run)
+        for rep in range(-1, self.repetitions):
+            order = active[rep % len(active) :] + active[: rep % len(active)] if active else []
+            samples: dict[str, dict[str, float]] = {}
+            for impl in order:
+                try:
+                    samples[impl] = workload(impl)
+                except Exception as exc:
+                    self._fail(names, impl, exc)
+                    active.remove(impl)
+            if rep >= 0:
+                for impl in active:
+                    self._record(impl, samples[impl])
+
+
+async def run_in_process(bench: Bench) -> None:
+    w = workloads
+    await bench.run_async(["stdio.connect", "stdio.close"], w.stdio_connect)
+    await bench.run_async(["stdio.seq"], w.stdio_seq)
+    await bench.run_async(["stdio.concurrent"], w.stdio_concurrent)
+    await bench.run_async(["stdio.large"], w.stdio_large)
+    await bench.run_async(["stdio.parallel_connect"], w.stdio_parallel_connect)
+    http_names = [m.name for m in METRICS if m.name.startswith("http.")]
+    if not bench.wanted(*http_names):
+        return
+    clients: tuple[str, ...] = IMPLS
+    if not impls.cat_code_has_http():
+        clients = ("sdk", "floor")
+        for name in http_names:
+            bench.results[name].notes.append(
+                "cat-code: null — its Streamable HTTP transport (src/cat_code/mcp/http.py) "
+                "is not in the tree yet"
+            )
+    servers = {mode: workloads.HttpServer(mode) for mode in ("json", "sse")}
+    try:
+        for server in servers.values():
+            await server.start()
+        for name, workload in workloads.http_workloads(servers).items():
+            await bench.run_async([name], workload, clients)
+    finally:
+        for server in servers.values():
+            await server.stop()
+
+
+def run_processes(bench: Bench) -> None:
+    pb = ProcessBench()
+    try:
+        bench.run_process(["cli.help", "cli.help.rss"], pb.cli_help, ("cat_code", "floor"))
+        bench.run_process(["cli.mcp_list", "cli.mcp_list.rss"], pb.cli_mcp_list)
+        bench.run_process(["import.cat_code", "import.cat_code_mcp"], pb.imports)
+        bench.run_process(
+            ["memory.20_servers"], lambda impl: pb.memory(impl, bench.sizes.parallel_servers)
+        )
+    finally:
+        pb.close()
+
+
+def _progress(name: str) -> None:
+    sys.stderr.write(f"bench: {name} …\n")
+    sys.stderr.flush()
+
+
+def _load() -> str:
+    with contextlib.suppress(OSError):
+        return " ".join(f"{x:.2f}" for x in os.getloadavg())
+    return "?"
+
+
+def _commit() -> str:
+    try:
+        out = subprocess.run(
+            ["git", "rev-parse", "--short", "HEAD"],
+            cwd=BENCH.parent,
+            capture_output=True,
+            text=True,
+            check=True,
+        )
+        dirty = subprocess.run(
+            ["git", "status", "--porcelain", "--", "src"],
+            cwd=BENCH.parent,
+            capture_output=True,
+            text=True,
+            check=True,
+        )
+    except (OSError, subprocess.CalledProcessError):
+        return "?"
+    return out.stdout.strip() + (" (src modified)" if dirty.stdout.strip() else "")
+
+
+def _versions() -> dict[str, str]:
+    from importlib.metadata import version
+
+    found = {}
+    for package in ("cat-code", "mcp", "httpx2"):
+        with contextlib.suppress(Exception):
+            found[package] = version(package)
+    return found
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n", 1)[0])
+    parser.add_argument("--quick", action="store_true", help="fewer calls, 5 repetitions")
+    parser.add_argument("--repetitions", type=int, help="override the repetition count (≥5)")
+    parser.add_argument(
+        "--only",
+        action="append",
+        default=[],
+        metavar="PREFIX",
+        help="run only workloads whose name starts with PREFIX (repeatable); "
+        "a partial run writes latest-partial.* instead of latest.*",
+    )
+    parser.add_argument("--out", type=Path, default=BENCH / "results", help="report folder")
+    args = parser.parse_args(argv)
+    try:
+        import mcp  # noqa: F401
+
+        import cat_code  # noqa: F401
+    except ImportError as exc:
+        sys.stderr.write(f"bench: {exc}; run from the dev venv: pip install -e '.[dev]'\n")
+        return 2
+    repetitions = args.repetitions or (5 if args.quick else 7)
+    bench = Bench(QUICK if args.quick else FULL, repetitions, args.only)
+    load_before = _load()
+    started = time.perf_counter()
+    asyncio.run(run_in_process(bench))
+    run_processes(bench)
+    results = [r for r in bench.results.values() if bench.wanted(r.metric.name)]
+    meta = {
+        "command": "python bench/run.py" + (" --quick" if args.quick else ""),
+        "when": datetime.datetime.now(datetime.UTC).strftime("%Y-%m-%d %H:%M UTC"),
+        "python": platform.python_version(),
+        "platform": platform.platform(),
+        "cpus": os.cpu_count(),
+        "load_before": load_before,
+        "load_after": _load(),
+        "commit": _commit(),
+        "versions": _versions(),
+        "repetitions": repetitions,
+        "sizes": vars(bench.sizes),
+        "seconds": round(time.perf_counter() - started, 1),
+    }
+    table = markdown(results, meta)
+    sys.stdout.write(table)
+    args.out.mkdir(parents=True, exist_ok=True)
+    stem = "latest-partial" if args.only else "latest"
+    (args.out / f"{stem}.md").write_text(table, encoding="utf-8")
+    document = {"workloads": [entry(r) for r in results], "meta": meta}
+    (args.out / f"{stem}.json").write_text(json.dumps(document, indent=2) + "\n", "utf-8")
+    sys.stderr.write(f"bench: {meta['seconds']} s; wrote {args.out / stem}.md and .json\n")
+    return 1 if bench.failed else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

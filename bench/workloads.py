@@ -1,0 +1,308 @@
+"""In-process workloads: one function per workload, one sample per call, any client.
+
+Each workload takes the client's name and the run's `Sizes` and returns
+``{metric name: seconds}`` for one repetition. Connecting and warming up happen outside
+the timed part unless connecting is what is measured; every answer is checked after
+the clock stops, so a client that answers wrongly fails the run instead of looking fast.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import gc
+import sys
+import time
+from collections.abc import Awaitable, Callable
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import impls
+
+BENCH = Path(__file__).resolve().parent
+STDIO_SERVER = [sys.executable, "-I", "-S", str(BENCH / "servers" / "stdio_server.py")]
+HTTP_SERVER = [sys.executable, "-I", str(BENCH / "servers" / "http_server.py")]
+LARGE_BYTES = 10 * 1000 * 1000
+SMALL_TEXT = "hello, this is a small payload of a typical tool call"
+
+
+@dataclass(frozen=True)
+class Sizes:
+    seq_calls: int
+    concurrent_calls: int
+    large_calls: int
+    parallel_servers: int
+    single_connects: int
+    http_seq_calls: int
+    http_concurrent_calls: int
+
+
+Workload = Callable[[str, Sizes], Awaitable[dict[str, float]]]
+
+
+def _check(condition: bool, what: str) -> None:
+    if not condition:
+        raise AssertionError(what)
+
+
+def _clock() -> float:
+    gc.collect()
+    return time.perf_counter()
+
+
+# -- stdio ------------------------------------------------------------------------------
+
+
+async def stdio_connect(impl: str, sizes: Sizes) -> dict[str, float]:
+    """Spawn + initialize + tools/list of one server; then its close, timed apart."""
+    command, *args = STDIO_SERVER
+    start = _clock()
+    session = await impls.open_stdio(impl, command, args)
+    connected = time.perf_counter()
+    await session.close()
+    closed = time.perf_counter()
+    return {"stdio.connect": connected - start, "stdio.close": closed - connected}
+
+
+async def _stdio_session(impl: str) -> impls.Session:
+    command, *args = STDIO_SERVER
+    return await impls.open_stdio(impl, command, args)
+
+
+async def stdio_seq(impl: str, sizes: Sizes) -> dict[str, float]:
+    """Sequential small ``tools/call`` round trips; seconds per call."""
+    session = await _stdio_session(impl)
+    try:
+        return {"stdio.seq": await _seq(impl, session, sizes.seq_calls)}
+    finally:
+        await session.close()
+
+
+async def stdio_concurrent(impl: str, sizes: Sizes) -> dict[str, float]:
+    """``concurrent_calls`` calls in flight on one connection; seconds per call."""
+    session = await _stdio_session(impl)
+    try:
+        return {"stdio.concurrent": await _concurrent(impl, session, sizes.concurrent_calls)}
+    finally:
+        await session.close()
+
+
+async def stdio_large(impl: str, sizes: Sizes) -> dict[str, float]:
+    """One 10 MB result; seconds per call (mean of ``large_calls``)."""
+    session = await _stdio_session(impl)
+    try:
+        return {"stdio.large": await _large(impl, session, sizes.large_calls)}
+    finally:
+        await session.close()
+
+
+async def stdio_parallel_connect(impl: str, sizes: Sizes) -> dict[str, float]:
+    """The slowest of N single connects (one at a time), then N servers connected at once.
+
+    Each single connect includes its close (so no server idles during the next one) but
+    only the connect is timed; the parallel wall time runs until the last is connected.
+    """
+    command, *args = STDIO_SERVER
+    slowest = 0.0
+    for _ in range(sizes.single_connects):
+        start = _clock()
+        session = await impls.open_stdio(impl, command, args)
+        slowest = max(slowest, time.perf_counter() - start)
+        await session.close()
+    start = _clock()
+    release = await hold_stdio_servers(impl, sizes.parallel_servers)
+    elapsed = time.perf_counter() - start
+    await release()
+    return {
+        "stdio.parallel_connect": elapsed,
+        "stdio.parallel_connect.slowest_single": slowest,
+    }
+
+
+async def hold_stdio_servers(impl: str, count: int) -> Callable[[], Awaitable[None]]:
+    """Connect ``count`` stdio servers at once; returns once all are connected.
+
+    cat-code goes through `McpPool`, the path ``cat-code mcp`` and the REPL take; the SDK
+    and the floor get one owner task per connection, as their anyio scopes require.
+    The returned function closes everything.
+    """
+    command, *args = STDIO_SERVER
+    if impl == "cat_code":
+        from cat_code.mcp.config import McpConfig, ServerConfig
+        from cat_code.mcp.pool import McpPool
+
+        entries = [
+            ServerConfig(
+                name=f"s{i}", type="stdio", source=BENCH, command=command, args=tuple(args)
+            )
+            for i in range(count)
+        ]
+        pool = McpPool(McpConfig(servers=entries))
+        await pool.connect_all()
+        failed = [s for s in pool.status() if s.state != "CONNECTED"]
+        if failed:
+            await pool.close_all()
+            raise AssertionError(f"cat-code pool: {failed[0].name}: {failed[0].error}")
+        return pool.close_all
+
+    stop = asyncio.Event()
+    ready: list[asyncio.Future[None]] = []
+    loop = asyncio.get_running_loop()
+
+    async def owner(connected: asyncio.Future[None]) -> None:
+        try:
+            session = await impls.open_stdio(impl, command, args)
+        except BaseException as exc:
+            connected.set_exception(exc)
+            raise
+        connected.set_result(None)
+        try:
+            await stop.wait()
+        finally:
+            await session.close()
+
+    tasks = []
+    for _ in range(count):
+        connected = loop.create_future()
+        ready.append(connected)
+        tasks.append(asyncio.create_task(owner(connected)))
+    try:
+        await asyncio.gather(*ready)
+    except BaseException:
+        stop.set()
+        await asyncio.gather(*tasks, return_exceptions=True)
+        raise
+
+    async def release() -> None:
+        stop.set()
+        await asyncio.gather(*tasks)
+
+    return release
+
+
+# -- Streamable HTTP --------------------------------------------------------------------
+
+
+class HttpServer:
+    """One bench HTTP server process on 127.0.0.1; its stdin closing ends it."""
+
+    def __init__(self, mode: str) -> None:
+        self.mode = mode
+        self.process: asyncio.subprocess.Process | None = None
+        self.url = ""
+
+    async def start(self) -> None:
+        self.process = await asyncio.create_subprocess_exec(
+            *HTTP_SERVER,
+            "--mode",
+            self.mode,
+            stdin=asyncio.subprocess.PIPE,
+            stdout=asyncio.subprocess.PIPE,
+        )
+        assert self.process.stdout is not None
+        line = await asyncio.wait_for(self.process.stdout.readline(), 10)
+        _check(line.startswith(b"PORT "), f"http server said {line!r}")
+        self.url = f"http://127.0.0.1:{int(line.split()[1])}/mcp"
+
+    async def stop(self) -> None:
+        process = self.process
+        if process is None or process.returncode is not None:
+            return
+        assert process.stdin is not None
+        process.stdin.close()
+        try:
+            await asyncio.wait_for(process.wait(), 5)
+        except TimeoutError:
+            process.kill()
+            await process.wait()
+
+
+def http_workloads(servers: dict[str, HttpServer]) -> dict[str, Workload]:
+    """The HTTP workloads, bound to running JSON and SSE servers."""
+
+    async def session(impl: str, mode: str, *, large: bool = False) -> impls.Session:
+        return await impls.open_http(impl, servers[mode].url, large_events=large)
+
+    async def json_seq(impl: str, sizes: Sizes) -> dict[str, float]:
+        s = await session(impl, "json")
+        try:
+            return {"http.json.seq": await _seq(impl, s, sizes.http_seq_calls)}
+        finally:
+            await s.close()
+
+    async def sse_seq(impl: str, sizes: Sizes) -> dict[str, float]:
+        s = await session(impl, "sse")
+        try:
+            return {"http.sse.seq": await _seq(impl, s, sizes.http_seq_calls)}
+        finally:
+            await s.close()
+
+    async def concurrent(impl: str, sizes: Sizes) -> dict[str, float]:
+        s = await session(impl, "json")
+        try:
+            return {"http.concurrent": await _concurrent(impl, s, sizes.http_concurrent_calls)}
+        finally:
+            await s.close()
+
+    async def large(impl: str, sizes: Sizes) -> dict[str, float]:
+        s = await session(impl, "json")
+        try:
+            return {"http.large": await _large(impl, s, sizes.large_calls)}
+        finally:
+            await s.close()
+
+    async def sse_large(impl: str, sizes: Sizes) -> dict[str, float]:
+        s = await session(impl, "sse", large=True)
+        try:
+            return {"http.sse.large": await _large(impl, s, sizes.large_calls)}
+        finally:
+            await s.close()
+
+    return {
+        "http.json.seq": json_seq,
+        "http.sse.seq": sse_seq,
+        "http.concurrent": concurrent,
+        "http.large": large,
+        "http.sse.large": sse_large,
+    }
+
+
+# -- shared timed parts -----------------------------------------------------------------
+
+
+async def _seq(impl: str, session: impls.Session, calls: int) -> float:
+    call = session.call
+    args = {"text": SMALL_TEXT}
+    for _ in range(max(20, calls // 10)):
+        await call("echo", args)
+    start = _clock()
+    for _ in range(calls):
+        result = await call("echo", args)
+    elapsed = time.perf_counter() - start
+    _check(impls.text_of(impl, result) == SMALL_TEXT, f"{impl}: wrong echo answer")
+    return elapsed / calls
+
+
+async def _concurrent(impl: str, session: impls.Session, calls: int) -> float:
+    arguments = [{"text": f"{SMALL_TEXT} #{i}"} for i in range(calls)]
+    await session.call_many("echo", arguments[: max(10, calls // 10)])
+    start = _clock()
+    results = await session.call_many("echo", arguments)
+    elapsed = time.perf_counter() - start
+    texts = [impls.text_of(impl, r) for r in results]
+    _check(texts == [a["text"] for a in arguments], f"{impl}: wrong concurrent answers")
+    return elapsed / calls
+
+
+async def _large(impl: str, session: impls.Session, calls: int) -> float:
+    args = {"size": LARGE_BYTES}
+    await session.call("blob", args)  # the server serialises the blob once, here
+    total = 0.0
+    result: Any = None
+    for _ in range(calls):
+        start = _clock()
+        result = await session.call("blob", args)
+        total += time.perf_counter() - start
+        _check(len(impls.text_of(impl, result)) == LARGE_BYTES, f"{impl}: wrong blob size")
+        result = None
+    return total / calls
