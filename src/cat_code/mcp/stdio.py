@@ -101,6 +101,9 @@ class StdioTransport:
     # -- Transport ---------------------------------------------------------------
 
     async def start(self, on_message: MessageHandler) -> None:
+        if self._process is not None or self._closed_error is not None:
+            # A second child would have no owner: nothing would ever close it.
+            raise RuntimeError(f"{self.name}: transport already started (or closed)")
         self._on_message = on_message
         if self.cwd is not None and not Path(self.cwd).is_dir():
             raise ConnectError(f"working directory does not exist: {self.cwd}")
@@ -334,6 +337,11 @@ class StdioTransport:
                 logger.debug("%s: sending SIGKILL to process group %s", self.name, pgid)
                 _signal_group(pgid, signal.SIGKILL)
                 await _wait_group_gone(pgid, KILL_WAIT_S)
+        # A killed child is a zombie until the event loop's watcher reaps it: wait for that,
+        # so `returncode` is known and process.close() does not reap it behind the watcher.
+        with contextlib.suppress(TimeoutError):
+            async with asyncio.timeout(KILL_WAIT_S):
+                await self._exited.wait()
         process.close()
         if self._fail_handle is not None:
             self._fail_handle.cancel()

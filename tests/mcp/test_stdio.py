@@ -1,0 +1,325 @@
+"""`StdioTransport` against real child processes (``tests/servers/misbehaving_server.py``)."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import logging
+import os
+import shlex
+from collections.abc import AsyncIterator, Awaitable, Callable
+from pathlib import Path
+from typing import Any
+
+import pytest
+from procs import alive, kill_quietly, read_pid, server_command
+
+from cat_code.mcp import stdio
+from cat_code.mcp.client import McpClient
+from cat_code.mcp.errors import ConnectError, ProcessExited, TransportClosed
+from cat_code.mcp.stdio import INHERITED_ENV_VARS, StdioTransport
+
+Spawn = Callable[..., Awaitable[StdioTransport]]
+
+
+@pytest.fixture
+async def spawn() -> AsyncIterator[Spawn]:
+    """A transport for the misbehaving server with flags (or any command), not yet started
+    (`connect` starts it); every one is closed after the test."""
+    made: list[StdioTransport] = []
+
+    async def make(
+        *flags: str,
+        command: list[str] | None = None,
+        env: dict[str, str] | None = None,
+        cwd: str | None = None,
+    ) -> StdioTransport:
+        program, args = server_command(*flags) if command is None else (command[0], command[1:])
+        transport = StdioTransport(program, args, env=env, cwd=cwd, name="test")
+        made.append(transport)
+        return transport
+
+    yield make
+    for transport in made:
+        await transport.close()
+
+
+@pytest.fixture
+def short_graces(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Shorter close graces, so tests of a stubborn server do not wait 4 s each."""
+    monkeypatch.setattr(stdio, "STDIN_CLOSE_GRACE_S", 0.3)
+    monkeypatch.setattr(stdio, "TERMINATE_GRACE_S", 0.3)
+
+
+async def connect(transport: StdioTransport, request_timeout: float = 60) -> McpClient:
+    """Start the transport and run the handshake over it."""
+    client = McpClient(transport, name="test", request_timeout=request_timeout)
+    await client.connect(timeout=30)
+    return client
+
+
+def text_of(result: dict[str, Any]) -> str:
+    return str(result["content"][0]["text"])
+
+
+# -- traffic -----------------------------------------------------------------------------
+
+
+async def test_many_concurrent_calls_answered_out_of_order_each_get_their_own_answer(
+    spawn: Spawn,
+) -> None:
+    count = 200
+    client = await connect(await spawn("--reverse-batch", str(count)))
+
+    async with asyncio.timeout(60):
+        results = await asyncio.gather(
+            *(client.call_tool("echo", {"text": f"call {i}"}) for i in range(count))
+        )
+
+    assert [text_of(r) for r in results] == [f"call {i}" for i in range(count)]
+
+
+async def test_a_20_mb_response_line_arrives_intact(spawn: Spawn) -> None:
+    size = 20 * 1024 * 1024
+    client = await connect(await spawn())
+
+    async with asyncio.timeout(60):
+        result = await client.call_tool("big", {"size": size})
+
+    text = text_of(result)
+    assert len(text) == size
+    assert text.endswith("END")
+    assert text.count("x") == size - 3
+    async with asyncio.timeout(10):  # and the connection goes on
+        assert text_of(await client.call_tool("echo", {"text": "after"})) == "after"
+
+
+async def test_lines_on_stdout_that_are_not_json_rpc_are_skipped_and_the_connection_survives(
+    spawn: Spawn, caplog: pytest.LogCaptureFixture
+) -> None:
+    caplog.set_level(logging.WARNING, logger="cat_code.mcp.stdio")
+    client = await connect(await spawn("--noise"))
+
+    async with asyncio.timeout(30):
+        for i in range(10):
+            assert text_of(await client.call_tool("echo", {"text": str(i)})) == str(i)
+        assert len(await client.list_tools()) == 1
+
+    assert any("not JSON" in r.getMessage() for r in caplog.records)
+
+
+async def test_ten_megabytes_of_stderr_while_serving_neither_blocks_nor_grows_the_tail(
+    spawn: Spawn,
+) -> None:
+    transport = await spawn()
+    client = await connect(transport)
+
+    async with asyncio.timeout(60):
+        spewed, *echoes = await asyncio.gather(
+            client.call_tool("spew", {"bytes": 10 * 1024 * 1024}),
+            *(client.call_tool("echo", {"text": str(i)}) for i in range(20)),
+        )
+
+    assert text_of(spewed) == "spewed"
+    assert [text_of(e) for e in echoes] == [str(i) for i in range(20)]
+    tail = transport.diagnostics()
+    assert 0 < len(tail) <= stdio.STDERR_TAIL_LINES
+    assert all(len(line) <= stdio.STDERR_LINE_MAX for line in tail)
+    assert tail[-1] == "last stderr line"
+    assert tail[-2] == "L" * stdio.STDERR_LINE_MAX  # a 100 kB line, cut
+
+
+# -- a dying server ----------------------------------------------------------------------
+
+
+async def test_a_server_that_dies_mid_call_fails_the_call_at_once(spawn: Spawn) -> None:
+    transport = await spawn("--reverse-batch", "2")  # holds the first call's answer
+    client = await connect(transport, request_timeout=600)
+    held = asyncio.create_task(client.call_tool("echo", {"text": "never answered"}))
+
+    # Bounded far below the 600 s request timeout: only the exit can end these calls.
+    async with asyncio.timeout(20):
+        with pytest.raises(ProcessExited) as info:
+            await client.call_tool("crash", {"code": 3, "message": "boom: disk on fire"})
+        with pytest.raises(ProcessExited):
+            await held
+
+    message = str(info.value)
+    assert "exited with code 3" in message
+    assert "boom: disk on fire" in message
+    assert info.value.returncode == 3
+    assert transport.returncode == 3
+    with pytest.raises(TransportClosed):  # and later requests fail at once, too
+        await client.call_tool("echo", {"text": "anyone?"})
+
+
+async def test_a_dead_server_whose_grandchild_keeps_stdout_open_still_fails_the_call(
+    spawn: Spawn, tmp_path: Path
+) -> None:
+    pid_file = tmp_path / "grandchild.pid"
+    transport = await spawn("--grandchild-pid-file", str(pid_file))
+    client = await connect(transport, request_timeout=600)
+    grandchild = await read_pid(pid_file)
+    try:
+        async with asyncio.timeout(20):
+            with pytest.raises(ProcessExited, match="exited with code 5"):
+                await client.call_tool("crash", {"code": 5, "message": "bye"})
+        await transport.close()
+        assert not alive(grandchild)
+    finally:
+        kill_quietly(grandchild)
+
+
+async def test_a_server_that_exits_at_start_fails_with_its_exit_code_and_stderr(
+    spawn: Spawn,
+) -> None:
+    transport = await spawn("--exit-at-start", "7")
+    client = McpClient(transport, name="test")
+
+    async with asyncio.timeout(20):
+        with pytest.raises(ProcessExited) as info:
+            await client.connect()
+
+    assert "exited with code 7" in str(info.value)
+    assert "fatal: cannot start" in str(info.value)
+    assert transport.diagnostics() == ["fatal: cannot start (exit 7)"]
+
+
+async def test_a_command_that_does_not_exist_fails_with_command_not_found() -> None:
+    transport = StdioTransport("cat-code-no-such-command-xyz", ["--flag"])
+    with pytest.raises(ConnectError, match="command not found: cat-code-no-such-command-xyz"):
+        await transport.start(lambda message: None)
+    await transport.close()  # nothing to close, and no error
+
+
+async def test_starting_a_transport_twice_is_refused(spawn: Spawn) -> None:
+    transport = await spawn()
+    await connect(transport)
+    with pytest.raises(RuntimeError, match="already started"):
+        await transport.start(lambda message: None)
+
+
+async def test_a_working_directory_that_does_not_exist_fails_to_connect(tmp_path: Path) -> None:
+    program, args = server_command()
+    transport = StdioTransport(program, args, cwd=str(tmp_path / "missing"))
+    with pytest.raises(ConnectError, match="working directory does not exist"):
+        await transport.start(lambda message: None)
+
+
+# -- what the child sees -----------------------------------------------------------------
+
+
+async def test_the_child_sees_only_the_allow_listed_environment_plus_its_own_env(
+    spawn: Spawn, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv("CAT_CODE_TEST_SECRET", "hunter2")
+    monkeypatch.setenv("TZ", "UTC")
+    monkeypatch.setenv("LANG", "C.UTF-8")
+    client = await connect(
+        await spawn(env={"SERVER_TOKEN": "abc", "LANG": "en_GB.UTF-8"}),
+    )
+
+    seen = json.loads(text_of(await client.call_tool("environ")))
+
+    assert "CAT_CODE_TEST_SECRET" not in seen
+    assert set(seen) <= {*INHERITED_ENV_VARS, "SERVER_TOKEN"}
+    assert seen["SERVER_TOKEN"] == "abc"
+    assert seen["TZ"] == "UTC"  # inherited, on the allow-list
+    assert seen["LANG"] == "en_GB.UTF-8"  # the entry's env wins over ours
+    assert seen["PATH"] == os.environ["PATH"]
+
+
+async def test_the_working_directory_is_honoured(spawn: Spawn, tmp_path: Path) -> None:
+    client = await connect(await spawn(cwd=str(tmp_path)))
+    assert text_of(await client.call_tool("cwd")) == str(tmp_path.resolve())
+
+
+# -- closing -----------------------------------------------------------------------------
+
+
+async def test_close_ends_a_server_that_exits_on_stdin_eof(spawn: Spawn) -> None:
+    transport = await spawn()
+    await connect(transport)
+    assert transport.pid is not None
+
+    await transport.close()
+
+    assert not alive(transport.pid)
+    assert transport.returncode == 0  # it left by itself: no signal needed
+
+
+async def test_close_ends_a_grandchild_the_server_started(spawn: Spawn, tmp_path: Path) -> None:
+    pid_file = tmp_path / "grandchild.pid"
+    transport = await spawn("--grandchild-pid-file", str(pid_file))
+    await connect(transport)
+    grandchild = await read_pid(pid_file)
+    assert alive(grandchild)
+    try:
+        await transport.close()
+        assert transport.pid is not None and not alive(transport.pid)
+        assert not alive(grandchild)
+    finally:
+        kill_quietly(grandchild)
+
+
+@pytest.mark.usefixtures("short_graces")
+async def test_close_kills_a_server_that_ignores_stdin_eof_and_sigterm(spawn: Spawn) -> None:
+    transport = await spawn("--ignore-eof", "--ignore-term")
+    await connect(transport)
+    assert transport.pid is not None
+    try:
+        await transport.close()
+        assert not alive(transport.pid)
+        assert transport.returncode == -9  # SIGKILL was needed
+    finally:
+        kill_quietly(transport.pid)
+
+
+@pytest.mark.usefixtures("short_graces")
+async def test_close_ends_every_process_of_a_shell_wrapper(spawn: Spawn, tmp_path: Path) -> None:
+    pid_file = tmp_path / "server.pid"
+    grandchild_file = tmp_path / "grandchild.pid"
+    program, args = server_command(
+        "--ignore-eof", "--ignore-term",
+        "--pid-file", str(pid_file), "--grandchild-pid-file", str(grandchild_file),
+    )  # fmt: skip
+    # The shell stays the parent (the "; true" keeps it from exec-ing the server).
+    wrapper = ["sh", "-c", f"{shlex.join([program, *args])}; true"]
+    transport = await spawn(command=wrapper)
+    await connect(transport)
+    server, grandchild = await read_pid(pid_file), await read_pid(grandchild_file)
+    assert transport.pid not in (server, grandchild)
+    try:
+        await transport.close()
+        assert transport.pid is not None and not alive(transport.pid)
+        assert not alive(server)
+        assert not alive(grandchild)
+    finally:
+        kill_quietly(server, grandchild)
+
+
+async def test_requests_after_close_fail_and_close_is_idempotent(spawn: Spawn) -> None:
+    transport = await spawn()
+    await connect(transport)
+    await transport.close()
+    await transport.close()
+    with pytest.raises(TransportClosed):
+        await transport.request({"jsonrpc": "2.0", "id": 99, "method": "ping"})
+    with pytest.raises(TransportClosed):
+        await transport.send({"jsonrpc": "2.0", "method": "notifications/initialized"})
+
+
+async def test_close_fails_a_pending_request_at_once(spawn: Spawn) -> None:
+    transport = await spawn("--reverse-batch", "2")
+    client = await connect(transport, request_timeout=600)
+    held = asyncio.create_task(client.call_tool("echo", {"text": "held"}))
+    await asyncio.sleep(0)  # let the request be written
+    async with asyncio.timeout(20):
+        await transport.close()
+        with pytest.raises(TransportClosed):
+            await held
+
+
+def test_the_description_names_the_command_line() -> None:
+    transport = StdioTransport("python3", ["server.py", "--x"])
+    assert transport.describe() == "stdio: python3 server.py --x"
