@@ -1,0 +1,256 @@
+"""The agent loop: prompt → model → tool calls → tool results → model, until it answers.
+
+`Agent.run` drives one user turn. Each model turn's tool calls are first authorized one
+by one (questions must not interleave on the terminal), then run concurrently; their
+results go back in call order. Invariants:
+
+- Nothing a tool or the model does raises out of ``run``: an unknown tool, bad
+  arguments, a refusal, a tool that raises, a dead MCP server are error results the
+  model reads; an API failure (after `RetryPolicy` retries) ends the turn as an
+  `Outcome` with ``error`` set. Only cancellation propagates.
+- The conversation stays valid for the next turn on every path: cancelled calls get
+  "cancelled" results; a prompt that got no answer at all is taken back out.
+- Cancelling ``run`` cancels the in-flight tool calls (an MCP call then sends
+  ``notifications/cancelled``) before the cancellation propagates.
+
+The loop knows `Tool` and `ToolRegistry`, never MCP; the UI listens through `AgentEvents`.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from typing import Any, Literal
+
+from cat_code.agent.permissions import Permissions
+from cat_code.agent.providers.base import (
+    AssistantMessage,
+    Message,
+    ModelError,
+    Provider,
+    RetryPolicy,
+    StopReason,
+    ToolCall,
+    ToolSpec,
+    Usage,
+    UserMessage,
+)
+from cat_code.tools.base import Tool, ToolResult
+from cat_code.tools.registry import ToolRegistry
+
+logger = logging.getLogger(__name__)
+
+DEFAULT_MAX_TURNS = 50
+CANCELLED_RESULT = "Error: the user cancelled this tool call."
+
+
+class AgentEvents:
+    """What the UI hears about a turn. Every method is a no-op here; override what you show."""
+
+    def model_started(self) -> None:
+        """A model call is about to be made."""
+
+    def model_finished(self) -> None:
+        """The model call returned or failed."""
+
+    def retrying(self, error: ModelError, delay: float, attempt: int) -> None:
+        """A transient API error; the call is retried after ``delay`` seconds."""
+
+    def assistant_text(self, text: str, *, final: bool) -> None:
+        """Text the model wrote; ``final`` when no tool calls follow it in this turn."""
+
+    def tool_started(self, call: ToolCall) -> None:
+        """An authorized call starts running."""
+
+    def tool_progress(
+        self, call: ToolCall, progress: float, total: float | None, message: str | None
+    ) -> None:
+        """A running tool reported progress."""
+
+    def tool_finished(self, call: ToolCall, result: ToolResult) -> None:
+        """A call is done (also for refused, unknown and failed calls)."""
+
+
+Status = Literal["done", "error", "max_turns"]
+
+
+@dataclass(slots=True)
+class Outcome:
+    """How one user turn ended."""
+
+    status: Status
+    #: The model's final text (empty when it ended on an error or the turn limit).
+    text: str = ""
+    error: ModelError | None = None
+    stop_reason: StopReason | None = None
+    model_turns: int = 0
+    usage: Usage = field(default_factory=Usage)
+
+
+class Agent:
+    """A conversation with a model that can call the tools of a registry."""
+
+    def __init__(
+        self,
+        provider: Provider,
+        registry: ToolRegistry,
+        *,
+        permissions: Permissions | None = None,
+        system_prompt: str | Callable[[], str] = "",
+        max_turns: int = DEFAULT_MAX_TURNS,
+        events: AgentEvents | None = None,
+        retry: RetryPolicy | None = None,
+    ) -> None:
+        self.provider = provider
+        self.registry = registry
+        self.permissions = permissions or Permissions()
+        self.system_prompt = system_prompt
+        self.max_turns = max_turns
+        self.events = events or AgentEvents()
+        self.retry = retry or RetryPolicy()
+        self.messages: list[Message] = []
+
+    def clear(self) -> None:
+        """Forget the conversation."""
+        self.messages.clear()
+
+    async def run(self, prompt: str) -> Outcome:
+        """Run one user turn to its end. Raises only `asyncio.CancelledError`."""
+        start = len(self.messages)
+        self._add_user_text(prompt)
+        outcome = Outcome(status="done")
+        try:
+            while True:
+                if outcome.model_turns >= self.max_turns:
+                    outcome.status = "max_turns"
+                    return outcome
+                try:
+                    response = await self._complete()
+                except ModelError as error:
+                    self._forget_unanswered(start)
+                    outcome.status, outcome.error = "error", error
+                    return outcome
+                outcome.model_turns += 1
+                outcome.usage.input_tokens += response.usage.input_tokens
+                outcome.usage.output_tokens += response.usage.output_tokens
+                outcome.stop_reason = response.stop_reason
+                message = response.message
+                self.messages.append(message)
+                if message.text:
+                    self.events.assistant_text(message.text, final=not message.tool_calls)
+                if not message.tool_calls:
+                    outcome.text = message.text
+                    return outcome
+                results = await self._run_tools(message.tool_calls)
+                self.messages.append(UserMessage(tool_results=results))
+        except asyncio.CancelledError:
+            self._repair_after_cancel(start)
+            raise
+
+    # -- model -----------------------------------------------------------------------
+
+    async def _complete(self) -> Any:
+        system = self.system_prompt() if callable(self.system_prompt) else self.system_prompt
+        tools = [ToolSpec(t.name, t.description, t.input_schema) for t in self.registry.list()]
+        self.events.model_started()
+        try:
+            return await self.retry.call(
+                self.provider, system, self.messages, tools, on_retry=self.events.retrying
+            )
+        finally:
+            self.events.model_finished()
+
+    # -- tools -----------------------------------------------------------------------
+
+    async def _run_tools(self, calls: list[ToolCall]) -> list[ToolResult]:
+        done: list[ToolResult | None] = [None] * len(calls)
+        try:
+            planned: list[tuple[Tool | None, str | None]] = []
+            for call in calls:
+                planned.append(await self._authorize(call))
+            async with asyncio.TaskGroup() as group:
+                for index, (call, (tool, refusal)) in enumerate(zip(calls, planned, strict=True)):
+                    group.create_task(
+                        self._run_one(call, tool, refusal, done, index), name=f"tool:{call.name}"
+                    )
+        except asyncio.CancelledError:
+            # Calls that finished keep their results; the others are marked cancelled.
+            self.messages.append(
+                UserMessage(
+                    tool_results=[
+                        r or ToolResult(CANCELLED_RESULT, is_error=True, tool_call_id=c.id)
+                        for c, r in zip(calls, done, strict=True)
+                    ]
+                )
+            )
+            raise
+        return [r for r in done if r is not None]
+
+    async def _authorize(self, call: ToolCall) -> tuple[Tool | None, str | None]:
+        """The tool to run, or None and the error text the model gets instead."""
+        tool = self.registry.get(call.name)
+        if tool is None:
+            available = ", ".join(self.registry.names()) or "none"
+            return None, f"Error: unknown tool '{call.name}'. Available tools: {available}"
+        if call.error is not None:
+            return None, f"Error: cannot call '{call.name}': {call.error}"
+        decision = await self.permissions.authorize(tool, call.arguments)
+        return (tool, None) if decision.allowed else (None, decision.reason)
+
+    async def _run_one(
+        self,
+        call: ToolCall,
+        tool: Tool | None,
+        refusal: str | None,
+        done: list[ToolResult | None],
+        index: int,
+    ) -> None:
+        if tool is None:
+            result = ToolResult.error(refusal or f"Error: cannot run '{call.name}'")
+        else:
+            self.events.tool_started(call)
+
+            def progress(done: float, total: float | None, message: str | None) -> None:
+                self.events.tool_progress(call, done, total, message)
+
+            try:
+                result = await tool.execute(call.arguments, progress=progress)
+            except asyncio.CancelledError:
+                raise
+            except Exception as exc:  # a tool must not end the turn, whatever it does
+                logger.exception("tool %s raised", call.name)
+                result = ToolResult.error(f"Error: tool '{call.name}' failed: {exc!r}")
+        result.tool_call_id = call.id
+        done[index] = result
+        self.events.tool_finished(call, result)
+
+    # -- conversation repair -----------------------------------------------------------
+
+    def _add_user_text(self, text: str) -> None:
+        last = self.messages[-1] if self.messages else None
+        if isinstance(last, UserMessage) and last.tool_results and not last.text:
+            # Tool results of a cancelled turn: the prompt joins them (roles must alternate).
+            last.text = text
+        else:
+            self.messages.append(UserMessage(text=text))
+
+    def _forget_unanswered(self, start: int) -> None:
+        """Take the prompt back out when the model never answered it."""
+        if any(isinstance(m, AssistantMessage) for m in self.messages[start:]):
+            return
+        if len(self.messages) > start:
+            del self.messages[start:]
+        elif start and isinstance(self.messages[start - 1], UserMessage):
+            self.messages[start - 1].text = ""  # it had joined the results of a cancelled turn
+
+    def _repair_after_cancel(self, start: int) -> None:
+        last = self.messages[-1] if self.messages else None
+        if isinstance(last, AssistantMessage) and last.tool_calls:
+            cancelled = [
+                ToolResult(CANCELLED_RESULT, is_error=True, tool_call_id=c.id)
+                for c in last.tool_calls
+            ]
+            self.messages.append(UserMessage(tool_results=cancelled))
+        self._forget_unanswered(start)

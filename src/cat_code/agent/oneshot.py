@@ -1,0 +1,156 @@
+"""``cat-code -p PROMPT``: run the agent once, for scripts.
+
+stdout carries only the model's final answer; everything a human watching wants (tool
+calls as ``⏺`` lines, progress, retries, MCP failures, errors) goes to stderr. Nothing
+can ask: tools that would need approval are refused unless ``--yes`` or
+``--allow-tool`` approves them, and elicitation requests are declined. Exit 0 when the
+model gave its answer, 1 otherwise. SIGINT, SIGTERM and SIGHUP end the run through the
+same cleanup as success: every MCP server is closed before the process exits.
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import logging
+import signal
+import sys
+from pathlib import Path
+from typing import Any
+
+from cat_code.agent.loop import DEFAULT_MAX_TURNS, Agent, AgentEvents
+from cat_code.agent.permissions import Permissions
+from cat_code.agent.providers import (
+    ModelSpecError,
+    NoModelConfigured,
+    create_provider,
+    resolve_model,
+)
+from cat_code.agent.providers.base import ModelError, ToolCall
+from cat_code.agent.system_prompt import build_system_prompt, server_instructions
+from cat_code.agent.transcript import tool_line
+from cat_code.tools.base import ToolResult
+from cat_code.tools.builtin import builtin_tools
+from cat_code.tools.registry import ToolRegistry
+
+logger = logging.getLogger(__name__)
+
+EXIT_OK = 0
+EXIT_FAILED = 1
+_SIGNALS = (signal.SIGINT, signal.SIGTERM, signal.SIGHUP)
+
+
+def run_oneshot(args: argparse.Namespace) -> int:
+    """Entry point for ``cat-code -p``."""
+    prompt: str = args.prompt
+    if prompt == "-":
+        prompt = sys.stdin.read()
+    if not prompt.strip():
+        _say("cat-code: the prompt is empty")
+        return EXIT_FAILED
+    return asyncio.run(_run(args, prompt))
+
+
+def _say(text: str) -> None:
+    sys.stderr.write(text + "\n")
+    sys.stderr.flush()
+
+
+class _StderrEvents(AgentEvents):
+    """Tool calls, progress and interim text on stderr; the answer is printed by the caller."""
+
+    def __init__(self) -> None:
+        self._last_progress: dict[str, str] = {}
+
+    def retrying(self, error: ModelError, delay: float, attempt: int) -> None:
+        _say(f"cat-code: {error}; retrying in {delay:.1f} s (attempt {attempt})")
+
+    def assistant_text(self, text: str, *, final: bool) -> None:
+        if not final:
+            _say(text.rstrip())
+
+    def tool_progress(
+        self, call: ToolCall, progress: float, total: float | None, message: str | None
+    ) -> None:
+        amount = f"{progress:g}/{total:g}" if total is not None else f"{progress:g}"
+        text = f"  … {call.name}: {message or amount}"
+        if self._last_progress.get(call.id) != text:
+            self._last_progress[call.id] = text
+            _say(text)
+
+    def tool_finished(self, call: ToolCall, result: ToolResult) -> None:
+        _say(tool_line(call.name, call.arguments, result.content))
+
+
+async def _decline(params: dict[str, Any]) -> dict[str, Any]:
+    message = " ".join(str(params.get("message", "")).split())
+    _say(f"cat-code: an MCP server asked for input ({message[:120]}); declined in -p mode")
+    return {"action": "decline"}
+
+
+async def _run(args: argparse.Namespace, prompt: str) -> int:
+    try:
+        provider = create_provider(resolve_model(args.model))
+    except (ModelSpecError, NoModelConfigured) as exc:
+        _say(f"cat-code: {exc}")
+        return EXIT_FAILED
+
+    from cat_code.mcp.commands import load_config_from_args
+    from cat_code.mcp.pool import McpPool
+
+    loop = asyncio.get_running_loop()
+    main = asyncio.current_task()
+    assert main is not None
+    received: list[signal.Signals] = []
+
+    def on_signal(sig: signal.Signals) -> None:
+        if received:
+            return  # already stopping; cleanup is bounded by the servers' grace periods
+        received.append(sig)
+        main.cancel()
+
+    for sig in _SIGNALS:
+        loop.add_signal_handler(sig, on_signal, sig)
+    pool = McpPool(load_config_from_args(args), elicitation_handler=_decline)
+    try:
+        await pool.connect_all()
+        for status in pool.status():
+            if status.state == "FAILED":
+                _say(f"cat-code: MCP server '{status.name}' failed: {status.error}")
+        registry = ToolRegistry(builtin_tools(Path.cwd()))
+        pool.register_into(registry)
+        agent = Agent(
+            provider,
+            registry,
+            permissions=Permissions(approve_all=args.yes, allow_patterns=args.allow_tool),
+            system_prompt=lambda: build_system_prompt(Path.cwd(), server_instructions(pool)),
+            max_turns=args.max_turns or DEFAULT_MAX_TURNS,
+            events=_StderrEvents(),
+        )
+        outcome = await agent.run(prompt)
+    except asyncio.CancelledError:
+        if not received:
+            raise
+        _say(f"cat-code: interrupted by {received[0].name}; stopping")
+        return 128 + received[0].value
+    finally:
+        try:
+            await pool.close_all()
+        finally:
+            await provider.close()
+        for sig in _SIGNALS:
+            loop.remove_signal_handler(sig)
+    if outcome.status == "done":
+        sys.stdout.write(outcome.text.rstrip("\n") + "\n")
+        sys.stdout.flush()
+        if outcome.stop_reason == "max_tokens":
+            _say("cat-code: the answer was cut off at the output token limit")
+        return EXIT_OK
+    if outcome.status == "error":
+        _say(f"cat-code: {outcome.error}")
+    else:
+        _say(
+            f"cat-code: stopped after {outcome.model_turns} model turns without a final answer "
+            "(raise the limit with --max-turns)"
+        )
+    return EXIT_FAILED

@@ -1,0 +1,113 @@
+"""Model providers: which model to use, and the object that talks to it.
+
+``--model`` (else ``$CAT_CODE_MODEL``, else `DEFAULT_MODEL`) names a model as
+``PROVIDER:NAME``; a bare ``claude-…`` name means Anthropic. `create_provider` imports the
+chosen SDK only then, so nothing here pulls in ``anthropic`` or ``openai`` at import
+time, and it raises `NoModelConfigured` (one line saying how to fix it) when the
+provider has no credentials, so the REPL can still run without a model.
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Mapping
+from dataclasses import dataclass
+
+from cat_code.agent.providers.base import (
+    AssistantMessage,
+    Message,
+    ModelError,
+    ModelResponse,
+    Provider,
+    RetryPolicy,
+    ToolCall,
+    ToolSpec,
+    UserMessage,
+)
+
+PROVIDERS = ("anthropic", "openai")
+DEFAULT_MODELS = {"anthropic": "claude-sonnet-5-5", "openai": "gpt-5.5"}
+DEFAULT_MODEL = f"anthropic:{DEFAULT_MODELS['anthropic']}"
+MODEL_ENV = "CAT_CODE_MODEL"
+
+HOW_TO_CONFIGURE = (
+    "set ANTHROPIC_API_KEY, or use --model openai:<name> with OPENAI_API_KEY "
+    "(or OPENAI_BASE_URL for a local server)"
+)
+
+
+class ModelSpecError(ValueError):
+    """``--model`` / ``$CAT_CODE_MODEL`` does not name a model we can use."""
+
+
+class NoModelConfigured(Exception):
+    """The chosen provider has no credentials; the text says what to set."""
+
+
+@dataclass(frozen=True, slots=True)
+class ModelChoice:
+    provider: str
+    model: str
+
+    def __str__(self) -> str:
+        return f"{self.provider}:{self.model}"
+
+
+def resolve_model(option: str | None, environ: Mapping[str, str] | None = None) -> ModelChoice:
+    """The model ``--model`` (or the environment, or the default) names."""
+    env = os.environ if environ is None else environ
+    spec = (option or env.get(MODEL_ENV) or DEFAULT_MODEL).strip()
+    provider, sep, model = spec.partition(":")
+    if not sep:
+        if spec in PROVIDERS:
+            return ModelChoice(spec, DEFAULT_MODELS[spec])
+        if spec.startswith("claude"):
+            return ModelChoice("anthropic", spec)
+        raise ModelSpecError(
+            f"model {spec!r} names no provider; write it as anthropic:<model> or openai:<model>"
+        )
+    provider = provider.strip().lower()
+    if provider not in PROVIDERS:
+        raise ModelSpecError(
+            f"unknown model provider {provider!r} in {spec!r}; use one of: {', '.join(PROVIDERS)}"
+        )
+    return ModelChoice(provider, model.strip() or DEFAULT_MODELS[provider])
+
+
+def create_provider(choice: ModelChoice) -> Provider:
+    """The provider for ``choice``; `NoModelConfigured` when it has no credentials."""
+    if choice.provider == "anthropic":
+        from cat_code.agent.providers.anthropic import AnthropicProvider
+
+        return AnthropicProvider(choice.model)
+    if choice.provider == "openai":
+        try:
+            from cat_code.agent.providers.openai import OpenAIProvider
+        except ImportError as exc:
+            raise NoModelConfigured(
+                f"The openai provider needs the openai package ({exc.msg}): "
+                "pip install 'cat-code[openai]'"
+            ) from exc
+
+        return OpenAIProvider(choice.model)
+    raise ModelSpecError(f"unknown model provider {choice.provider!r}")
+
+
+__all__ = [
+    "DEFAULT_MODEL",
+    "HOW_TO_CONFIGURE",
+    "AssistantMessage",
+    "Message",
+    "ModelChoice",
+    "ModelError",
+    "ModelResponse",
+    "ModelSpecError",
+    "NoModelConfigured",
+    "Provider",
+    "RetryPolicy",
+    "ToolCall",
+    "ToolSpec",
+    "UserMessage",
+    "create_provider",
+    "resolve_model",
+]

@@ -1,0 +1,180 @@
+"""The Anthropic Messages API through the official ``anthropic`` SDK.
+
+The SDK reads ``ANTHROPIC_API_KEY`` (or ``ANTHROPIC_AUTH_TOKEN``, or its profile files)
+and ``ANTHROPIC_BASE_URL`` itself. Its retries are off: `RetryPolicy` retries for every
+provider alike. Conversion happens only here: our messages become content blocks
+(consecutive same-role messages merged, empty ones dropped, tool results first in a
+user turn, as the API requires), tool schemas pass through `object_schema`, and every
+SDK exception becomes a one-line `ModelError`.
+"""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import Sequence
+from typing import Any, cast
+
+import anthropic
+
+from cat_code.agent.providers import HOW_TO_CONFIGURE, NoModelConfigured
+from cat_code.agent.providers.base import (
+    AssistantMessage,
+    Message,
+    ModelError,
+    ModelResponse,
+    StopReason,
+    ToolCall,
+    ToolSpec,
+    Usage,
+    UserMessage,
+    describe_status,
+    result_text,
+    retry_after_seconds,
+    status_kind,
+)
+from cat_code.agent.providers.schema import object_schema
+
+logger = logging.getLogger(__name__)
+
+#: Output budget per model call. Below the SDK's limit for non-streaming calls on every model.
+MAX_TOKENS = 8192
+
+_STOP_REASONS: dict[str, StopReason] = {
+    "end_turn": "end_turn",
+    "stop_sequence": "end_turn",
+    "tool_use": "tool_use",
+    "max_tokens": "max_tokens",
+    "refusal": "refusal",
+}
+
+
+class AnthropicProvider:
+    """Claude models through ``AsyncAnthropic().messages.create``."""
+
+    def __init__(self, model: str, *, client: anthropic.AsyncAnthropic | None = None) -> None:
+        self.model = model
+        self.name = f"anthropic:{model}"
+        self._client = client or anthropic.AsyncAnthropic(max_retries=0)
+        c = self._client
+        if not (c.api_key or c.auth_token or c.credentials is not None):
+            raise NoModelConfigured(f"No model configured: {HOW_TO_CONFIGURE}.")
+
+    async def complete(
+        self, system: str, messages: Sequence[Message], tools: Sequence[ToolSpec]
+    ) -> ModelResponse:
+        params: dict[str, Any] = {
+            "model": self.model,
+            "max_tokens": MAX_TOKENS,
+            "messages": to_wire(messages),
+            # Automatic prompt caching: an agent resends the same growing prefix every turn.
+            "cache_control": {"type": "ephemeral"},
+        }
+        if system:
+            params["system"] = system
+        if tools:
+            params["tools"] = [tool_param(t) for t in tools]
+        try:
+            response = await self._client.messages.create(**params)
+        except anthropic.APIStatusError as exc:
+            raise self._status_error(exc) from exc
+        except anthropic.APIConnectionError as exc:
+            raise self._connection_error(exc) from exc
+        except anthropic.AnthropicError as exc:
+            raise ModelError("other", f"Anthropic API: {exc}") from exc
+        return from_wire(response)
+
+    async def close(self) -> None:
+        await self._client.close()
+
+    def _status_error(self, exc: anthropic.APIStatusError) -> ModelError:
+        status = exc.status_code
+        kind = status_kind(status)
+        if exc.type == "overloaded_error":
+            kind = "overloaded"
+        detail = exc.api_message or exc.message
+        hint = ""
+        if kind == "auth":
+            hint = " — check ANTHROPIC_API_KEY"
+        elif kind == "not_found":
+            hint = f" — is the model name {self.model!r} right?"
+        return ModelError(
+            kind,
+            f"Anthropic API {describe_status(kind)} ({status}): {detail}{hint}",
+            status=status,
+            retry_after=retry_after_seconds(exc.response.headers),
+        )
+
+    def _connection_error(self, exc: anthropic.APIConnectionError) -> ModelError:
+        timeout = isinstance(exc, anthropic.APITimeoutError)
+        cause = exc.__cause__
+        reason = str(cause) if cause is not None and str(cause) else exc.message
+        where = str(self._client.base_url)
+        if timeout:
+            return ModelError("timeout", f"Anthropic API timed out ({where})")
+        return ModelError("network", f"Anthropic API unreachable at {where}: {reason}")
+
+
+def tool_param(tool: ToolSpec) -> dict[str, Any]:
+    param: dict[str, Any] = {"name": tool.name, "input_schema": object_schema(tool.input_schema)}
+    if tool.description:
+        param["description"] = tool.description
+    return param
+
+
+def to_wire(messages: Sequence[Message]) -> list[dict[str, Any]]:
+    """Our messages as Messages API turns."""
+    turns: list[dict[str, Any]] = []
+    for message in messages:
+        blocks: list[dict[str, Any]] = []
+        if isinstance(message, UserMessage):
+            role = "user"
+            blocks.extend(
+                {
+                    "type": "tool_result",
+                    "tool_use_id": result.tool_call_id,
+                    "content": result_text(result),
+                    "is_error": result.is_error,
+                }
+                for result in message.tool_results
+            )
+            if message.text:
+                blocks.append({"type": "text", "text": message.text})
+        else:
+            role = "assistant"
+            if message.text:
+                blocks.append({"type": "text", "text": message.text})
+            blocks.extend(
+                {"type": "tool_use", "id": call.id, "name": call.name, "input": call.arguments}
+                for call in message.tool_calls
+            )
+        if not blocks:
+            continue  # the API rejects empty turns
+        if turns and turns[-1]["role"] == role:
+            turns[-1]["content"].extend(blocks)
+        else:
+            turns.append({"role": role, "content": blocks})
+    return turns
+
+
+def from_wire(response: Any) -> ModelResponse:
+    """A Messages API response as our `ModelResponse`."""
+    texts: list[str] = []
+    calls: list[ToolCall] = []
+    for block in response.content:
+        kind = getattr(block, "type", None)
+        if kind == "text":
+            texts.append(block.text)
+        elif kind == "tool_use":
+            arguments = block.input if isinstance(block.input, dict) else {}
+            calls.append(ToolCall(id=block.id, name=block.name, arguments=dict(arguments)))
+        else:
+            logger.debug("ignoring content block of type %r", kind)
+    usage = getattr(response, "usage", None)
+    return ModelResponse(
+        message=AssistantMessage(text="".join(texts), tool_calls=calls),
+        stop_reason=_STOP_REASONS.get(cast(str, response.stop_reason), "other"),
+        usage=Usage(
+            input_tokens=getattr(usage, "input_tokens", 0) or 0,
+            output_tokens=getattr(usage, "output_tokens", 0) or 0,
+        ),
+    )

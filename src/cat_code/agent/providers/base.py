@@ -1,0 +1,232 @@
+"""The provider seam: a conversation in our own types in, one assistant message out.
+
+The agent loop speaks only these dataclasses; each provider converts them to its API's
+wire shape and back inside ``complete`` and nowhere else. Every API failure leaves a
+provider as a `ModelError` whose text is one line a user can act on and whose
+``retryable`` flag drives the one retry policy (`RetryPolicy`), shared by all providers:
+SDK clients are built with their own retries off so backoff is visible and testable.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import random
+from collections.abc import Awaitable, Callable, Mapping, Sequence
+from dataclasses import dataclass, field
+from typing import Any, Literal, Protocol
+
+from cat_code.tools.base import ToolResult
+
+#: The reason a model stopped. Providers map their own vocabulary onto these.
+StopReason = Literal["end_turn", "tool_use", "max_tokens", "refusal", "other"]
+
+
+@dataclass(slots=True)
+class ToolCall:
+    """One tool the model asked for. ``error`` is set when its arguments were unusable."""
+
+    id: str
+    name: str
+    arguments: dict[str, Any]
+    error: str | None = None
+
+
+@dataclass(slots=True)
+class UserMessage:
+    """What goes to the model from our side: the user's text and/or tool results."""
+
+    text: str = ""
+    tool_results: list[ToolResult] = field(default_factory=list)
+
+
+@dataclass(slots=True)
+class AssistantMessage:
+    """What the model said: text, and the tool calls it wants run."""
+
+    text: str = ""
+    tool_calls: list[ToolCall] = field(default_factory=list)
+
+
+Message = UserMessage | AssistantMessage
+
+
+@dataclass(frozen=True, slots=True)
+class ToolSpec:
+    """A tool as the model sees it; providers adapt the schema to their API."""
+
+    name: str
+    description: str
+    input_schema: dict[str, Any]
+
+
+@dataclass(slots=True)
+class Usage:
+    input_tokens: int = 0
+    output_tokens: int = 0
+
+
+@dataclass(slots=True)
+class ModelResponse:
+    message: AssistantMessage
+    stop_reason: StopReason = "end_turn"
+    usage: Usage = field(default_factory=Usage)
+
+
+ErrorKind = Literal[
+    "auth", "permission", "not_found", "bad_request", "rate_limit", "overloaded",
+    "server", "network", "timeout", "config", "other",
+]  # fmt: skip
+_RETRYABLE: frozenset[str] = frozenset({"rate_limit", "overloaded", "server", "network", "timeout"})
+
+
+class ModelError(Exception):
+    """A model API call failed. ``str()`` is one line for the user; ``kind`` sorts it."""
+
+    def __init__(
+        self,
+        kind: ErrorKind,
+        message: str,
+        *,
+        status: int | None = None,
+        retry_after: float | None = None,
+    ) -> None:
+        super().__init__(message)
+        self.kind = kind
+        self.message = " ".join(message.split())  # one line, whatever the API sent
+        self.status = status
+        self.retry_after = retry_after
+
+    @property
+    def retryable(self) -> bool:
+        return self.kind in _RETRYABLE
+
+    def __str__(self) -> str:
+        return self.message
+
+
+class Provider(Protocol):
+    """A model behind an API."""
+
+    #: ``provider:model``, as shown to the user.
+    name: str
+
+    async def complete(
+        self, system: str, messages: Sequence[Message], tools: Sequence[ToolSpec]
+    ) -> ModelResponse:
+        """One model call. Raises `ModelError` for every API failure."""
+
+    async def close(self) -> None:
+        """Release the HTTP client."""
+
+
+#: Called before each retry with (error, delay in seconds, attempt number starting at 1).
+RetryCallback = Callable[[ModelError, float, int], None]
+Sleep = Callable[[float], Awaitable[None]]
+
+
+@dataclass(slots=True)
+class RetryPolicy:
+    """Exponential backoff with jitter for transient errors; the server's Retry-After wins."""
+
+    retries: int = 4
+    base_delay_s: float = 1.0
+    max_delay_s: float = 30.0
+    #: A server asking for longer than this is not waited for: the error is shown instead.
+    max_retry_after_s: float = 60.0
+    sleep: Sleep = asyncio.sleep
+
+    def delay(self, error: ModelError, attempt: int) -> float | None:
+        """Seconds to wait before retry number ``attempt`` (from 1), or None to give up."""
+        if not error.retryable or attempt > self.retries:
+            return None
+        if error.retry_after is not None:
+            if error.retry_after > self.max_retry_after_s:
+                return None
+            return max(0.0, error.retry_after)
+        backoff: float = min(self.base_delay_s * 2.0 ** (attempt - 1), self.max_delay_s)
+        # Jitter keeps many clients that failed together from retrying together.
+        return backoff * random.uniform(0.75, 1.0)
+
+    async def call(
+        self,
+        provider: Provider,
+        system: str,
+        messages: Sequence[Message],
+        tools: Sequence[ToolSpec],
+        on_retry: RetryCallback | None = None,
+    ) -> ModelResponse:
+        attempt = 0
+        while True:
+            try:
+                return await provider.complete(system, messages, tools)
+            except ModelError as error:
+                attempt += 1
+                wait = self.delay(error, attempt)
+                if wait is None:
+                    if attempt > 1:
+                        error.message += f" (gave up after {attempt - 1} retries)"
+                    raise
+                if on_retry is not None:
+                    on_retry(error, wait, attempt)
+                await self.sleep(wait)
+
+
+def status_kind(status: int) -> ErrorKind:
+    """The error kind an HTTP status means, the same for every API."""
+    if status == 401:
+        return "auth"
+    if status == 403:
+        return "permission"
+    if status == 404:
+        return "not_found"
+    if status in (408, 504):
+        return "timeout"
+    if status == 429:
+        return "rate_limit"
+    if status == 529 or status == 503:
+        return "overloaded"
+    if status >= 500 or status == 409:
+        return "server"
+    if 400 <= status < 500:
+        return "bad_request"
+    return "other"
+
+
+def result_text(result: ToolResult) -> str:
+    """A tool result's text as sent to a model: never empty, errors marked as errors."""
+    text = result.content if result.content.strip() else "(no output)"
+    if result.is_error and not text.lstrip().lower().startswith("error"):
+        text = "Error: " + text
+    return text
+
+
+def retry_after_seconds(headers: Mapping[str, str] | None) -> float | None:
+    """The wait a rate-limit answer asks for (``retry-after-ms`` or ``retry-after`` seconds)."""
+    if headers is None:
+        return None
+    for key, scale in (("retry-after-ms", 1000.0), ("retry-after", 1.0)):
+        value = headers.get(key)
+        if value is None:
+            continue
+        try:
+            return float(value) / scale
+        except (TypeError, ValueError):
+            continue  # an HTTP date: rare from model APIs; backoff applies instead
+    return None
+
+
+def describe_status(kind: ErrorKind) -> str:
+    """A few words for an error kind, used at the start of the user's error line."""
+    return {
+        "auth": "authentication failed",
+        "permission": "permission denied",
+        "not_found": "not found",
+        "bad_request": "request rejected",
+        "rate_limit": "rate limited",
+        "overloaded": "overloaded",
+        "server": "server error",
+        "network": "network error",
+        "timeout": "timed out",
+        "config": "not configured",
+        "other": "error",
+    }[kind]

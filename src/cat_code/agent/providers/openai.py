@@ -1,0 +1,190 @@
+"""Any OpenAI-compatible chat-completions endpoint through the official ``openai`` SDK.
+
+OpenAI itself, or a local Ollama, llama.cpp or vLLM server via ``OPENAI_BASE_URL``
+(a local server needs no key: a placeholder is sent when ``OPENAI_API_KEY`` is unset).
+The SDK is an optional extra; `create_provider` turns its absence into one line. As for
+Anthropic, SDK retries are off, conversion happens only here, and every SDK exception
+becomes a one-line `ModelError`. Tool-call arguments that are not a JSON object become
+a `ToolCall` with ``error`` set, which the loop reports to the model as an error result.
+"""
+
+from __future__ import annotations
+
+import itertools
+import json
+import logging
+import os
+from collections.abc import Sequence
+from typing import Any
+
+import openai
+
+from cat_code.agent.providers import HOW_TO_CONFIGURE, NoModelConfigured
+from cat_code.agent.providers.base import (
+    AssistantMessage,
+    Message,
+    ModelError,
+    ModelResponse,
+    StopReason,
+    ToolCall,
+    ToolSpec,
+    Usage,
+    UserMessage,
+    describe_status,
+    result_text,
+    retry_after_seconds,
+    status_kind,
+)
+from cat_code.agent.providers.schema import object_schema
+
+logger = logging.getLogger(__name__)
+
+#: Sent as the key to a local server (``OPENAI_BASE_URL`` set, no ``OPENAI_API_KEY``).
+LOCAL_PLACEHOLDER_KEY = "not-needed"
+
+_FINISH_REASONS: dict[str, StopReason] = {
+    "stop": "end_turn",
+    "tool_calls": "tool_use",
+    "function_call": "tool_use",
+    "length": "max_tokens",
+    "content_filter": "refusal",
+}
+_call_ids = itertools.count(1)
+
+
+class OpenAIProvider:
+    """Chat-completions models through ``AsyncOpenAI().chat.completions.create``."""
+
+    def __init__(self, model: str, *, client: openai.AsyncOpenAI | None = None) -> None:
+        self.model = model
+        self.name = f"openai:{model}"
+        if client is None:
+            key = os.environ.get("OPENAI_API_KEY")
+            if not key and not os.environ.get("OPENAI_BASE_URL"):
+                raise NoModelConfigured(f"No model configured: {HOW_TO_CONFIGURE}.")
+            client = openai.AsyncOpenAI(api_key=key or LOCAL_PLACEHOLDER_KEY, max_retries=0)
+        self._client = client
+
+    async def complete(
+        self, system: str, messages: Sequence[Message], tools: Sequence[ToolSpec]
+    ) -> ModelResponse:
+        params: dict[str, Any] = {"model": self.model, "messages": to_wire(system, messages)}
+        if tools:
+            params["tools"] = [tool_param(t) for t in tools]
+        try:
+            response = await self._client.chat.completions.create(**params)
+        except openai.APIStatusError as exc:
+            raise self._status_error(exc) from exc
+        except openai.APIConnectionError as exc:
+            where = str(self._client.base_url)
+            if isinstance(exc, openai.APITimeoutError):
+                raise ModelError("timeout", f"OpenAI API timed out ({where})") from exc
+            cause = exc.__cause__
+            reason = str(cause) if cause is not None and str(cause) else exc.message
+            raise ModelError("network", f"OpenAI API unreachable at {where}: {reason}") from exc
+        except openai.OpenAIError as exc:
+            raise ModelError("other", f"OpenAI API: {exc}") from exc
+        return from_wire(response)
+
+    async def close(self) -> None:
+        await self._client.close()
+
+    def _status_error(self, exc: openai.APIStatusError) -> ModelError:
+        status = exc.status_code
+        kind = status_kind(status)
+        body = exc.body
+        detail = body.get("message") if isinstance(body, dict) else None
+        if not isinstance(detail, str) or not detail:
+            detail = exc.message
+        hint = ""
+        if kind == "auth":
+            hint = " — check OPENAI_API_KEY"
+        elif kind == "not_found":
+            hint = f" — is the model name {self.model!r} right?"
+        return ModelError(
+            kind,
+            f"OpenAI API {describe_status(kind)} ({status}): {detail}{hint}",
+            status=status,
+            retry_after=retry_after_seconds(exc.response.headers),
+        )
+
+
+def tool_param(tool: ToolSpec) -> dict[str, Any]:
+    function: dict[str, Any] = {"name": tool.name, "parameters": object_schema(tool.input_schema)}
+    if tool.description:
+        function["description"] = tool.description
+    return {"type": "function", "function": function}
+
+
+def to_wire(system: str, messages: Sequence[Message]) -> list[dict[str, Any]]:
+    """Our messages as chat-completions messages."""
+    wire: list[dict[str, Any]] = []
+    if system:
+        wire.append({"role": "system", "content": system})
+    for message in messages:
+        if isinstance(message, UserMessage):
+            wire.extend(
+                {"role": "tool", "tool_call_id": r.tool_call_id, "content": result_text(r)}
+                for r in message.tool_results
+            )
+            if message.text:
+                wire.append({"role": "user", "content": message.text})
+            continue
+        if not message.text and not message.tool_calls:
+            continue
+        turn: dict[str, Any] = {"role": "assistant", "content": message.text or None}
+        if message.tool_calls:
+            turn["tool_calls"] = [
+                {
+                    "id": call.id,
+                    "type": "function",
+                    "function": {
+                        "name": call.name,
+                        "arguments": json.dumps(call.arguments, ensure_ascii=False),
+                    },
+                }
+                for call in message.tool_calls
+            ]
+        wire.append(turn)
+    return wire
+
+
+def from_wire(response: Any) -> ModelResponse:
+    """A chat-completions response as our `ModelResponse`."""
+    if not response.choices:
+        raise ModelError("other", "OpenAI API answered with no choices")
+    choice = response.choices[0]
+    message = choice.message
+    calls: list[ToolCall] = []
+    for raw in message.tool_calls or []:
+        function = getattr(raw, "function", None)
+        if function is None:
+            logger.debug("ignoring a tool call of type %r", getattr(raw, "type", None))
+            continue
+        # Some local servers leave the id out; the result must still be matched to its call.
+        call_id = raw.id or f"call_{next(_call_ids)}"
+        calls.append(_tool_call(call_id, function.name, function.arguments))
+    usage = getattr(response, "usage", None)
+    text = message.content or getattr(message, "refusal", None) or ""
+    return ModelResponse(
+        message=AssistantMessage(text=text, tool_calls=calls),
+        stop_reason=_FINISH_REASONS.get(choice.finish_reason or "", "other"),
+        usage=Usage(
+            input_tokens=getattr(usage, "prompt_tokens", 0) or 0,
+            output_tokens=getattr(usage, "completion_tokens", 0) or 0,
+        ),
+    )
+
+
+def _tool_call(call_id: str, name: str, raw_arguments: str | None) -> ToolCall:
+    if not raw_arguments or not raw_arguments.strip():
+        return ToolCall(call_id, name, {})
+    try:
+        arguments = json.loads(raw_arguments)
+    except json.JSONDecodeError as exc:
+        error = f"the arguments are not valid JSON ({exc.msg}): {raw_arguments:.200}"
+        return ToolCall(call_id, name, {}, error=error)
+    if not isinstance(arguments, dict):
+        error = f"the arguments must be a JSON object, got: {raw_arguments:.200}"
+        return ToolCall(call_id, name, {}, error=error)
+    return ToolCall(call_id, name, arguments)

@@ -1,0 +1,51 @@
+"""The system prompt: who the agent is, where it works, and what each MCP server says.
+
+Servers may send ``instructions`` at initialize; they are appended, each cut to
+`MAX_INSTRUCTIONS_CHARS` so one verbose server cannot take over the context. The
+prompt is rebuilt for each model call, so servers that connect later are included.
+"""
+
+from __future__ import annotations
+
+import platform
+from collections.abc import Mapping
+from pathlib import Path
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from cat_code.mcp.pool import McpPool
+
+MAX_INSTRUCTIONS_CHARS = 2000
+
+BASE_PROMPT = """\
+You are cat-code, a coding agent working in the user's terminal.
+Working directory: {cwd}
+Platform: {platform}
+
+Use the tools to look at files, run commands and call services instead of guessing. \
+Tools named mcp__<server>__<tool> come from MCP servers the user configured. A tool \
+result that starts with "Error:" failed; read it and adapt rather than repeating the \
+same call. Answer concisely; your text is shown in a terminal as Markdown."""
+
+
+def build_system_prompt(cwd: Path, instructions: Mapping[str, str] | None = None) -> str:
+    """The system prompt for ``cwd``, with each server's instructions (server → text)."""
+    text = BASE_PROMPT.format(cwd=cwd, platform=f"{platform.system()} {platform.release()}")
+    for server, note in (instructions or {}).items():
+        note = note.strip()
+        if not note:
+            continue
+        if len(note) > MAX_INSTRUCTIONS_CHARS:
+            note = note[:MAX_INSTRUCTIONS_CHARS] + " …[cut]"
+        text += f"\n\nInstructions from MCP server '{server}':\n{note}"
+    return text
+
+
+def server_instructions(pool: McpPool) -> dict[str, str]:
+    """The ``instructions`` of every connected server of ``pool``."""
+    found: dict[str, str] = {}
+    for server in pool.servers:
+        client = server.client
+        if client is not None and server.state == "CONNECTED" and client.instructions:
+            found[server.name] = client.instructions
+    return found
