@@ -66,6 +66,8 @@ class ServerConfig:
     request_timeout_s: float = DEFAULT_REQUEST_TIMEOUT_MS / 1000
     startup_timeout_s: float = DEFAULT_STARTUP_TIMEOUT_MS / 1000
     disabled: bool = False
+    #: No ``type`` was given: a ``url`` entry may then fall back to the legacy SSE transport.
+    type_inferred: bool = False
 
     @property
     def target(self) -> str:
@@ -270,6 +272,7 @@ def parse_entry(
         request_timeout_s=get_ms("requestTimeoutMs", DEFAULT_REQUEST_TIMEOUT_MS),
         startup_timeout_s=get_ms("startupTimeoutMs", DEFAULT_STARTUP_TIMEOUT_MS),
         disabled=disabled,
+        type_inferred=declared is None,
     )
 
 

@@ -73,6 +73,10 @@ def default_transport(config: ServerConfig) -> Transport:
         from cat_code.mcp.http import StreamableHttpTransport
 
         assert config.url is not None
+        if config.type_inferred:
+            from cat_code.mcp.sse import FallbackHttpTransport
+
+            return FallbackHttpTransport(config.url, headers=config.headers, name=config.name)
         return StreamableHttpTransport(config.url, headers=config.headers, name=config.name)
     if config.type == "sse":
         from cat_code.mcp.sse import LegacySseTransport
