@@ -152,7 +152,8 @@ def load_config(
 
 def _read_file(path: Path, warnings: list[str]) -> dict[str, Any]:
     try:
-        text = path.read_text(encoding="utf-8")
+        # utf-8-sig: JSON parsers may ignore a byte order mark (RFC 8259), editors add one.
+        text = path.read_text(encoding="utf-8-sig")
     except FileNotFoundError:
         return {}
     except (OSError, UnicodeDecodeError) as exc:
