@@ -1,7 +1,8 @@
 """Workloads that each run a fresh process: the command line, imports, and memory.
 
-A sample is the wall time of one process from spawn to exit (``os.wait4`` also gives
-its peak RSS), or a number the process prints about itself. Start-up is the point
+A sample is the wall time of one process from spawn to exit and its peak RSS, both
+taken by `bench/spawner.py` (see there why a separate small spawner), or a number the
+process prints about itself. Start-up is the point
 here, so nothing is warmed up inside the process; the OS file cache is warm because
 every repetition runs every client. Servers come from the bench, configs from a
 temporary ``CAT_CODE_HOME`` so no user file is read.
@@ -14,7 +15,6 @@ import os
 import subprocess
 import sys
 import tempfile
-import time
 from collections.abc import Callable
 from pathlib import Path
 
@@ -47,29 +47,45 @@ class ProcessBench:
         self.env = {**os.environ, "CAT_CODE_HOME": str(self.home)}
         self.env.pop("PYTHONPATH", None)
         self.cwd = tmp
+        self._dir = tmp
+        self._spawner = subprocess.Popen(
+            [PYTHON, "-I", "-S", str(BENCH / "spawner.py")],
+            stdin=subprocess.PIPE,
+            stdout=subprocess.PIPE,
+            text=True,
+        )
 
     def close(self) -> None:
+        assert self._spawner.stdin is not None
+        self._spawner.stdin.close()
+        self._spawner.wait()
         self._tmp.cleanup()
 
     def run(self, argv: list[str]) -> tuple[float, float, str]:
         """Wall seconds, peak RSS in MB, and stdout of one run; raises if it fails."""
-        with tempfile.TemporaryFile() as out, tempfile.TemporaryFile() as err:
-            start = time.perf_counter()
-            process = subprocess.Popen(
-                argv, stdin=subprocess.DEVNULL, stdout=out, stderr=err, env=self.env,
-                cwd=self.cwd,
-            )  # fmt: skip
-            # wait4, not wait: it also reports the child's own peak RSS.
-            _, status, usage = os.wait4(process.pid, 0)
-            elapsed = time.perf_counter() - start
-            process.returncode = os.waitstatus_to_exitcode(status)
-            out.seek(0)
-            output = out.read().decode(errors="replace")
-            err.seek(0)
-            errors = err.read().decode(errors="replace")
-        if process.returncode != 0:
-            raise RuntimeError(f"{argv} exited {process.returncode}: {errors[-2000:]}")
-        return elapsed, usage.ru_maxrss / 1024, output
+        stdout, stderr = self._dir / "stdout", self._dir / "stderr"
+        request = {
+            "argv": argv,
+            "env": self.env,
+            "cwd": str(self.cwd),
+            "stdout": str(stdout),
+            "stderr": str(stderr),
+        }
+        spawner = self._spawner
+        assert spawner.stdin is not None and spawner.stdout is not None
+        spawner.stdin.write(json.dumps(request) + "\n")
+        spawner.stdin.flush()
+        line = spawner.stdout.readline()
+        if not line:
+            raise RuntimeError(f"the spawner died (exit {spawner.wait()})")
+        answer = json.loads(line)
+        if "error" in answer:
+            raise RuntimeError(f"cannot run {argv}: {answer['error']}")
+        output = stdout.read_text(errors="replace")
+        if answer["status"] != 0:
+            errors = stderr.read_text(errors="replace")
+            raise RuntimeError(f"{argv} exited {answer['status']}: {errors[-2000:]}")
+        return answer["seconds"], answer["peak_rss_kib"] / 1024, output
 
     # -- the workloads ------------------------------------------------------------------
 
