@@ -49,12 +49,13 @@ def registered_name(server: str, tool: str) -> str:
 def assign_names(server: str, tools: Iterable[str], taken: Iterable[str] = ()) -> dict[str, str]:
     """Map each original tool name to a unique registered name, deterministically.
 
-    Tools are considered in sorted order, so the same tool list always yields the same
-    names whatever order the server sent them in.
+    Tools are considered in sorted order, names that need no sanitising first (so a tool
+    really called ``read_file`` keeps ``..._read_file`` over one called ``read.file``); the
+    same tool list always yields the same names whatever order the server sent them in.
     """
     used = set(taken)
     names: dict[str, str] = {}
-    for tool in sorted(set(tools)):
+    for tool in sorted(set(tools), key=lambda t: (sanitize(t) != t, t)):
         name = registered_name(server, tool)
         if name in used:
             alternative = _hashed(name, server, tool)
