@@ -14,6 +14,7 @@ from cat_code.mcp.client import ClientState, McpClient
 from cat_code.mcp.errors import (
     ConnectError,
     McpError,
+    ProcessExited,
     ProtocolError,
     RequestTimeout,
     TransportClosed,
@@ -159,6 +160,33 @@ async def test_a_failed_client_stays_failed_after_close_and_keeps_its_error() ->
     await client.close()
     assert client.state is ClientState.FAILED
     assert client.last_error == "unsupported protocol version 1999-01-01"
+
+
+async def test_a_server_process_found_dead_under_a_request_fails_the_client() -> None:
+    def died(params: dict[str, Any]) -> Any:
+        raise ProcessExited("server process exited with code 1; last stderr: oops", 1)
+
+    client = await connected(FakeTransport({"tools/call": died}))
+    with pytest.raises(ProcessExited):
+        await client.call_tool("x")
+    assert client.state is ClientState.FAILED
+    assert client.last_error == "server process exited with code 1; last stderr: oops"
+    await client.close()
+    assert client.state is ClientState.FAILED
+
+
+async def test_a_request_failed_by_our_own_close_leaves_the_client_closed() -> None:
+    fake = FakeTransport()
+    fake.handlers["tools/call"] = lambda params: fake.hang()
+    client = await connected(fake)
+    call = asyncio.create_task(client.call_tool("slow"))
+    await fake.wait_request("tools/call")
+
+    await client.close()
+
+    with pytest.raises(TransportClosed):
+        await call
+    assert client.state is ClientState.CLOSED
 
 
 async def test_a_request_after_close_fails_with_transport_closed() -> None:

@@ -5,7 +5,8 @@ version negotiation, ``tools/list`` (every page, cached until the server says th
 changed), ``tools/call``, per-request timeouts that send ``notifications/cancelled``
 and leave the connection usable, and the answers to server-originated messages (``ping``
 → ``{}``, ``elicitation/create`` only when a handler was given, anything else -32601).
-State runs NEW → CONNECTED → CLOSED, or → FAILED with ``last_error`` kept for status.
+State runs NEW → CONNECTED → CLOSED, or → FAILED with ``last_error`` kept for status
+(also when the server process is found dead under a request after connecting).
 The handshake lives in ``_handshake`` alone, so the stateless 2026-07-28 era (``_meta``
 on every request, no ``initialize``) can be added there without touching transports.
 """
@@ -23,6 +24,7 @@ from cat_code import __version__
 from cat_code.mcp.errors import (
     McpClientError,
     McpError,
+    ProcessExited,
     ProtocolError,
     RequestTimeout,
     SessionExpired,
@@ -90,6 +92,7 @@ class McpClient:
         self._tools_generation = 0
         self._background: set[asyncio.Task[Any]] = set()
         self._started = False
+        self._closing = False
 
     # -- lifecycle -------------------------------------------------------------------
 
@@ -142,6 +145,7 @@ class McpClient:
 
     async def close(self) -> None:
         """Close the connection. Idempotent; keeps FAILED as the state if it had failed."""
+        self._closing = True
         for task in list(self._background):
             task.cancel()
         try:
@@ -197,6 +201,12 @@ class McpClient:
         try:
             async with asyncio.timeout(limit):
                 response = await self.transport.request(message)
+        except ProcessExited as exc:
+            # The server process died under us: status must say so, and why. (Only this
+            # TransportClosed is final; an HTTP one may be a single broken connection.)
+            if self.state is ClientState.CONNECTED and not self._closing:
+                self._fail(str(exc))
+            raise
         except TimeoutError:
             self._cancel_remote(request_id, f"timed out after {limit:g} s")
             raise RequestTimeout(

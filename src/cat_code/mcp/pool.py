@@ -113,37 +113,38 @@ class McpServer:
     async def run(self, stop: asyncio.Event) -> None:
         """Owner task: connect, list tools, wait for stop, close. Never raises."""
         client: McpClient | None = None
+        # The outer try closes what was opened on every path, a cancelled startup included.
         try:
-            transport = self._pool.transport_factory(self.config)
-            client = McpClient(
-                transport,
-                name=self.name,
-                request_timeout=self.config.request_timeout_s,
-                elicitation_handler=self._pool.elicitation_handler,
-                on_tools_changed=self._tools_changed,
-            )
-            self.client = client
-            startup = self.config.startup_timeout_s
             try:
-                async with asyncio.timeout(startup):
-                    await client.connect()
-                    wire_tools = await client.list_tools()
-            except TimeoutError:
-                raise McpClientError(f"did not finish starting within {startup:g} s") from None
-            self.tools = self._pool.build_tools(self, wire_tools)
-            logger.debug("%s: %d tool(s)", self.name, len(self.tools))
-        except asyncio.CancelledError:
-            self.error = self.error or "startup was cancelled"
-            raise
-        except Exception as exc:  # one server's failure must never reach another
-            self.error = _describe(exc)
-            if client is not None:
-                client.state = ClientState.FAILED
-                client.last_error = self.error
-            logger.debug("%s: failed: %s", self.name, self.error)
-        finally:
-            self.ready.set()
-        try:
+                transport = self._pool.transport_factory(self.config)
+                client = McpClient(
+                    transport,
+                    name=self.name,
+                    request_timeout=self.config.request_timeout_s,
+                    elicitation_handler=self._pool.elicitation_handler,
+                    on_tools_changed=self._tools_changed,
+                )
+                self.client = client
+                startup = self.config.startup_timeout_s
+                try:
+                    async with asyncio.timeout(startup):
+                        await client.connect()
+                        wire_tools = await client.list_tools()
+                except TimeoutError:
+                    raise McpClientError(f"did not finish starting within {startup:g} s") from None
+                self.tools = self._pool.build_tools(self, wire_tools)
+                logger.debug("%s: %d tool(s)", self.name, len(self.tools))
+            except asyncio.CancelledError:
+                self.error = self.error or "startup was cancelled"
+                raise
+            except Exception as exc:  # one server's failure must never reach another
+                self.error = _describe(exc)
+                if client is not None:
+                    client.state = ClientState.FAILED
+                    client.last_error = self.error
+                logger.debug("%s: failed: %s", self.name, self.error)
+            finally:
+                self.ready.set()
             if self.error is None:
                 await stop.wait()
         finally:
@@ -210,6 +211,18 @@ class McpPool:
             server.task = asyncio.create_task(server.run(self._stop), name=f"mcp:{server.name}")
             waiting.append(self._await_ready(server))
         await asyncio.gather(*waiting)
+        if self._registry is None:
+            self._rename_in_config_order()
+
+    def _rename_in_config_order(self) -> None:
+        """Name every server's tools again in config order, so a collision between two
+        servers goes the same way whichever of them finished connecting first."""
+        wire_tools = {server.name: [t.wire for t in server.tools] for server in self.servers}
+        for server in self.servers:
+            server.tools = []
+        for server in self.servers:
+            if wire_tools[server.name]:
+                server.tools = self.build_tools(server, wire_tools[server.name])
 
     async def _await_ready(self, server: McpServer) -> None:
         limit = server.config.startup_timeout_s + _STARTUP_SLACK_S

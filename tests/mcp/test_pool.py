@@ -1,0 +1,262 @@
+"""`McpPool` with real server processes: parallel connect, isolation of failures, registration."""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+import os
+import signal
+import sys
+from pathlib import Path
+from typing import Any
+
+import pytest
+from conftest import ECHO_SERVER
+from fakes import FakeTransport, tool
+from procs import alive, kill_quietly, read_pid, server_command, wait_until
+
+from cat_code.mcp.config import BrokenServer, McpConfig, ServerConfig
+from cat_code.mcp.pool import McpPool, default_transport
+from cat_code.mcp.stdio import StdioTransport
+from cat_code.mcp.transport import Transport
+from cat_code.tools.builtin import builtin_tools
+from cat_code.tools.registry import ToolRegistry
+
+SOURCE = Path("test-mcp.json")
+
+
+def server(name: str, *flags: str, startup: float = 20, **fields: Any) -> ServerConfig:
+    """An entry running the misbehaving test server with ``flags``."""
+    command, args = server_command(*flags)
+    return ServerConfig(
+        name=name, type="stdio", source=SOURCE, command=command, args=tuple(args),
+        startup_timeout_s=startup, request_timeout_s=20, **fields,
+    )  # fmt: skip
+
+
+def echo_example(name: str) -> ServerConfig:
+    """An entry running the bundled example server."""
+    return ServerConfig(
+        name=name, type="stdio", source=SOURCE, command=sys.executable, args=(str(ECHO_SERVER),)
+    )
+
+
+def pids_of(pool: McpPool) -> list[int]:
+    """The pid of every server process the pool started."""
+    return [
+        s.client.transport.pid
+        for s in pool.servers
+        if s.client is not None
+        and isinstance(s.client.transport, StdioTransport)
+        and s.client.transport.pid is not None
+    ]
+
+
+async def test_servers_connect_in_parallel(tmp_path: Path) -> None:
+    gate = tmp_path / "gate"
+    gate.mkdir()
+    # Each server answers nothing until all three processes exist: connecting one after
+    # another would leave the first waiting until its startup timeout.
+    names = ["one", "two", "three"]
+    config = McpConfig(servers=[server(n, "--gate", str(gate), "3") for n in names])
+
+    async with McpPool(config) as pool:
+        async with asyncio.timeout(60):
+            await pool.connect_all()
+        statuses = {s.name: s for s in pool.status()}
+        pids = pids_of(pool)
+
+    assert {n: statuses[n].state for n in names} == dict.fromkeys(names, "CONNECTED")
+    assert len(os.listdir(gate)) == 3
+    assert pids and not any(alive(p) for p in pids)
+
+
+async def test_one_bad_server_among_good_ones_fails_alone(tmp_path: Path) -> None:
+    def factory(config: ServerConfig) -> Transport:
+        if config.name == "exploding":
+            raise RuntimeError("factory exploded")
+        return default_transport(config)
+
+    hang_pid = tmp_path / "hang.pid"
+    config = McpConfig(
+        servers=[
+            server("good", "--tools", "echo,cwd"),
+            server("crashing", "--exit-at-start", "3"),
+            server("hanging", "--hang-initialize", "--pid-file", str(hang_pid), startup=0.5),
+            server("exploding"),
+            echo_example("example"),
+        ],
+        broken=[BrokenServer(name="misconfigured", source=SOURCE, error="needs a 'command'")],
+    )
+    registry = ToolRegistry(builtin_tools())
+    pool = McpPool(config, transport_factory=factory)
+    try:
+        async with asyncio.timeout(60):
+            await pool.connect_all()
+        pool.register_into(registry)
+        statuses = {s.name: s for s in pool.status()}
+        pids = pids_of(pool)
+
+        good, example = statuses["good"], statuses["example"]
+        assert (good.state, good.tools, good.error) == ("CONNECTED", 2, None)
+        assert good.protocol_version == "2025-11-25"
+        assert (example.state, example.tools) == ("CONNECTED", 6)
+        assert {"mcp__good__echo", "mcp__good__cwd", "mcp__example__echo"} <= set(registry.names())
+        assert {"shell", "read_file"} <= set(registry.names())
+        echo = registry.get("mcp__example__echo")
+        assert echo is not None
+        assert (await echo.execute({"text": "still works"})).content == "still works"
+
+        crashing = statuses["crashing"]
+        assert crashing.state == "FAILED"
+        assert "exited with code 3" in (crashing.error or "")
+        assert crashing.stderr_tail == ["fatal: cannot start (exit 3)"]
+        assert statuses["hanging"].state == "FAILED"
+        assert statuses["hanging"].error == "did not finish starting within 0.5 s"
+        assert statuses["exploding"].state == "FAILED"
+        assert statuses["exploding"].error == "RuntimeError: factory exploded"
+        assert statuses["misconfigured"].state == "FAILED"
+        assert statuses["misconfigured"].error == "needs a 'command'"
+        assert not pool.all_connected
+        assert not any(n.startswith(("mcp__crashing", "mcp__hanging")) for n in registry.names())
+    finally:
+        await pool.close_all()
+    assert pids and not any(alive(p) for p in pids)
+    assert not alive(int(hang_pid.read_text()))
+
+
+async def test_status_reports_every_field_of_a_connected_server() -> None:
+    entry = echo_example("echo")
+    async with McpPool(McpConfig(servers=[entry])) as pool:
+        await pool.connect_all()
+        (status,) = pool.status()
+        assert pool.all_connected
+
+    assert status.to_json() == {
+        "name": "echo",
+        "state": "CONNECTED",
+        "tools": 6,
+        "transport": "stdio",
+        "target": f"{sys.executable} {ECHO_SERVER}",
+        "error": None,
+        "protocolVersion": "2025-11-25",
+        "stderrTail": [],
+        "serverInfo": {"name": "cat-code-example-echo", "version": "1.0.0"},
+    }
+
+
+async def test_a_disabled_server_is_not_started() -> None:
+    config = McpConfig(servers=[server("off", disabled=True), echo_example("on")])
+    async with McpPool(config) as pool:
+        await pool.connect_all()
+        states = {s.name: s.state for s in pool.status()}
+        assert pool.servers[0].client is None
+        assert pool.all_connected
+    assert states == {"off": "DISABLED", "on": "CONNECTED"}
+
+
+async def test_a_pool_without_servers_connects_and_closes() -> None:
+    async with McpPool(McpConfig()) as pool:
+        await pool.connect_all()
+        assert pool.status() == [] and pool.tools() == [] and pool.all_connected
+
+
+async def test_tool_list_changes_update_the_registry() -> None:
+    config = McpConfig(servers=[server("live", "--tools", "echo,add_tool,remove_tool")])
+    registry = ToolRegistry(builtin_tools())
+    async with McpPool(config) as pool:
+        await pool.connect_all()
+        pool.register_into(registry)
+        assert "mcp__live__echo" in registry
+
+        add = registry.get("mcp__live__add_tool")
+        assert add is not None
+        assert (await add.execute({"name": "fresh"})).content == "added"
+        await wait_until(lambda: "mcp__live__fresh" in registry)
+
+        remove = registry.get("mcp__live__remove_tool")
+        assert remove is not None
+        assert (await remove.execute({"name": "echo"})).content == "removed"
+        await wait_until(lambda: "mcp__live__echo" not in registry)
+
+        assert [t.name for t in pool.tools("live")] == [
+            "mcp__live__add_tool", "mcp__live__fresh", "mcp__live__remove_tool",
+        ]  # fmt: skip
+        assert {"shell", "read_file"} <= set(registry.names())
+        assert pool.status()[0].tools == 3
+
+
+async def test_closing_while_servers_are_still_starting_leaves_no_process(tmp_path: Path) -> None:
+    pid_file = tmp_path / "server.pid"
+    config = McpConfig(servers=[server("slow", "--hang-initialize", "--pid-file", str(pid_file))])
+    pool = McpPool(config)
+    connecting = asyncio.create_task(pool.connect_all())
+    pid = await read_pid(pid_file)
+    try:
+        async with asyncio.timeout(20):
+            await pool.close_all()
+            await connecting
+        assert not alive(pid)
+        assert pool.status()[0].state == "FAILED"
+    finally:
+        kill_quietly(pid)
+
+
+async def test_a_tool_of_a_server_that_died_returns_an_error_and_status_shows_why() -> None:
+    async with McpPool(McpConfig(servers=[server("doomed")])) as pool:
+        await pool.connect_all()
+        (pid,) = pids_of(pool)
+        os.kill(pid, signal.SIGKILL)
+        echo = pool.find_tool("mcp__doomed__echo")
+        assert echo is not None
+
+        async with asyncio.timeout(20):
+            result = await echo.execute({"text": "hello?"})
+
+        assert result.is_error
+        assert result.content.startswith("Error: MCP tool 'mcp__doomed__echo' failed: ")
+        assert "killed by signal 9" in result.content
+        (status,) = pool.status()
+        assert status.state == "FAILED"
+        assert "killed by signal 9" in (status.error or "")
+        assert status.stderr_tail == ["misbehaving server ready"]
+
+
+async def test_colliding_names_across_servers_are_resolved_in_config_order(
+    caplog: pytest.LogCaptureFixture,
+) -> None:
+    # "a.b" and "a_b" both sanitise to "a_b", so both servers' tool "t" wants "mcp__a_b__t".
+    # The first server in the config finishes connecting last; it still gets the plain name.
+    second_connected = asyncio.Event()
+    fakes: dict[str, FakeTransport] = {}
+
+    def factory(config: ServerConfig) -> Transport:
+        fake = FakeTransport(tools=[tool("t")], name=config.name)
+        if config.name == "a.b":
+            default_initialize = fake.handlers["initialize"]
+
+            async def late_initialize(params: dict[str, Any]) -> Any:
+                await second_connected.wait()
+                return default_initialize(params)
+
+            fake.handlers["initialize"] = late_initialize
+        else:
+            fake.handlers["tools/list"] = lambda params: (
+                second_connected.set() or {"tools": [tool("t")]}
+            )
+        fakes[config.name] = fake
+        return fake
+
+    entries = [
+        ServerConfig(name=n, type="stdio", source=SOURCE, command="x") for n in ("a.b", "a_b")
+    ]
+    caplog.set_level(logging.WARNING, logger="cat_code.mcp.adapter")
+    async with McpPool(McpConfig(servers=entries), transport_factory=factory) as pool:
+        async with asyncio.timeout(10):
+            await pool.connect_all()
+        first, second = pool.tools("a.b"), pool.tools("a_b")
+
+    assert [t.name for t in first] == ["mcp__a_b__t"]
+    assert second[0].name != "mcp__a_b__t" and second[0].name.startswith("mcp__a_b__t_")
+    assert any("mcp__a_b__t" in r.getMessage() for r in caplog.records)
+    assert all(f.closed for f in fakes.values())
