@@ -50,6 +50,9 @@ STDERR_LINE_MAX = 2000
 WRITE_HIGH_WATER = 4 * 1024 * 1024
 #: How often to look again whether the process group is gone while closing.
 _GROUP_POLL_S = 0.02
+#: Compact separators: no embedded newline can appear, and fewer bytes to move. Built
+#: once: ``json.dumps`` with options builds a new encoder on every call.
+_encode = json.JSONEncoder(separators=(",", ":")).encode
 
 
 def child_environment(extra: Mapping[str, str]) -> dict[str, str]:
@@ -96,6 +99,8 @@ class StdioTransport:
         self._exited = asyncio.Event()
         self._fail_handle: asyncio.TimerHandle | None = None
         self._can_write: asyncio.Event | None = None
+        #: Lines written since the last flush; None when no flush is scheduled.
+        self._outbox: list[bytes] | None = None
         self._close_task: asyncio.Task[None] | None = None
 
     # -- Transport ---------------------------------------------------------------
@@ -174,9 +179,24 @@ class StdioTransport:
     # -- writing -----------------------------------------------------------------
 
     def _write(self, message: JsonObject) -> None:
-        assert self._stdin is not None, "start() first"
-        # Compact separators: no embedded newline can appear, and fewer bytes to move.
-        self._stdin.write(json.dumps(message, separators=(",", ":")).encode() + b"\n")
+        stdin = self._stdin
+        assert stdin is not None, "start() first"
+        line = _encode(message).encode() + b"\n"
+        if self._outbox is not None:
+            self._outbox.append(line)
+            return
+        # The first line of a loop iteration goes out at once (no added latency); any
+        # more in the same iteration are joined into one write when it ends, so 1000
+        # calls started together cost a few system calls instead of 1000.
+        stdin.write(line)
+        self._outbox = []
+        asyncio.get_running_loop().call_soon(self._flush)
+
+    def _flush(self) -> None:
+        lines, self._outbox = self._outbox, None
+        stdin = self._stdin
+        if lines and stdin is not None and not stdin.is_closing():
+            stdin.write(lines[0] if len(lines) == 1 else b"".join(lines))
 
     def _pause_writing(self) -> None:
         if self._can_write is None:
@@ -326,6 +346,7 @@ class StdioTransport:
         pgid = self.pid
         assert pgid is not None
         if self._stdin is not None:
+            self._flush()
             self._stdin.close()
         with contextlib.suppress(TimeoutError):
             async with asyncio.timeout(STDIN_CLOSE_GRACE_S):
