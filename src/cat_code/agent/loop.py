@@ -177,14 +177,13 @@ class Agent:
                     )
         except asyncio.CancelledError:
             # Calls that finished keep their results; the others are marked cancelled.
-            self.messages.append(
-                UserMessage(
-                    tool_results=[
-                        r or ToolResult(CANCELLED_RESULT, is_error=True, tool_call_id=c.id)
-                        for c, r in zip(calls, done, strict=True)
-                    ]
-                )
-            )
+            results = []
+            for call, result in zip(calls, done, strict=True):
+                if result is None:
+                    result = ToolResult(CANCELLED_RESULT, is_error=True, tool_call_id=call.id)
+                    self.events.tool_finished(call, result)
+                results.append(result)
+            self.messages.append(UserMessage(tool_results=results))
             raise
         return [r for r in done if r is not None]
 

@@ -31,8 +31,7 @@ DEFAULT_MODEL = f"anthropic:{DEFAULT_MODELS['anthropic']}"
 MODEL_ENV = "CAT_CODE_MODEL"
 
 HOW_TO_CONFIGURE = (
-    "set ANTHROPIC_API_KEY, or use --model openai:<name> with OPENAI_API_KEY "
-    "(or OPENAI_BASE_URL for a local server)"
+    "set ANTHROPIC_API_KEY, or OPENAI_API_KEY / OPENAI_BASE_URL with --model openai:<name>"
 )
 
 

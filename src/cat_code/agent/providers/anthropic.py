@@ -54,8 +54,12 @@ class AnthropicProvider:
     def __init__(self, model: str, *, client: anthropic.AsyncAnthropic | None = None) -> None:
         self.model = model
         self.name = f"anthropic:{model}"
-        self._client = client or anthropic.AsyncAnthropic(max_retries=0)
-        c = self._client
+        if client is None:
+            try:
+                client = anthropic.AsyncAnthropic(max_retries=0)
+            except anthropic.AnthropicError as exc:  # e.g. a profile file that is missing
+                raise NoModelConfigured(f"No model configured: {exc}") from exc
+        self._client = c = client
         if not (c.api_key or c.auth_token or c.credentials is not None):
             raise NoModelConfigured(f"No model configured: {HOW_TO_CONFIGURE}.")
 

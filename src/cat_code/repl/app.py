@@ -1,0 +1,449 @@
+"""The interactive REPL: ``cat-code`` with no command.
+
+One asyncio loop runs everything. The prompt is up at once; the MCP servers connect in a
+background task that prints one summary line when done (prompts sent before that wait
+for it, so the model sees every tool). Each turn, tool call or wait runs as the
+*foreground* task: SIGINT (Ctrl-C while no prompt is up) cancels only that task, which
+cancels in-flight MCP calls. While the prompt is up, Ctrl-C is a key that clears the line.
+Questions (permission, elicitation) take a lock, pause the spinner and use their own
+prompt, so only one is ever on screen. Every way out — ``/exit``, Ctrl-D, SIGTERM,
+SIGHUP — goes through the one ``finally`` that closes every MCP server.
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import logging
+import signal
+import sys
+from collections.abc import Awaitable, Iterable
+from pathlib import Path
+from typing import Any, TypeVar
+
+from prompt_toolkit import PromptSession
+from prompt_toolkit.completion import CompleteEvent, Completer, Completion
+from prompt_toolkit.document import Document
+from prompt_toolkit.history import FileHistory, History, InMemoryHistory
+from prompt_toolkit.key_binding import KeyBindings, KeyPressEvent
+from prompt_toolkit.patch_stdout import patch_stdout
+from rich.text import Text
+
+from cat_code import __version__
+from cat_code.agent.loop import DEFAULT_MAX_TURNS, Agent
+from cat_code.agent.permissions import Answer, Permissions, server_of
+from cat_code.agent.providers import (
+    ModelSpecError,
+    NoModelConfigured,
+    Provider,
+    create_provider,
+    resolve_model,
+)
+from cat_code.agent.providers.base import ToolCall
+from cat_code.agent.system_prompt import build_system_prompt, server_instructions
+from cat_code.agent.transcript import compact_json
+from cat_code.mcp.commands import load_config_from_args
+from cat_code.mcp.config import cat_code_home
+from cat_code.mcp.pool import McpPool, ServerStatus
+from cat_code.repl.commands import (
+    COMMANDS,
+    CallTool,
+    ClearConversation,
+    CommandContext,
+    Exit,
+    Show,
+    complete,
+    handle_command,
+    is_command,
+)
+from cat_code.repl.elicitation import fill_form
+from cat_code.repl.render import (
+    ConsoleLogHandler,
+    TurnView,
+    error_line,
+    make_console,
+    note_line,
+)
+from cat_code.tools.builtin import builtin_tools
+from cat_code.tools.registry import DuplicateToolError, ToolRegistry
+
+logger = logging.getLogger(__name__)
+
+PROMPT = "› "
+HISTORY_FILE = "history"
+_T = TypeVar("_T")
+
+
+class _Cancelled:
+    """The foreground task was cancelled by the user (Ctrl-C)."""
+
+
+CANCELLED = _Cancelled()
+
+
+def run_repl(args: argparse.Namespace) -> int:
+    """Entry point for ``cat-code`` with no command."""
+    if not sys.stdin.isatty():
+        sys.stderr.write("cat-code: stdin is not a terminal; for scripts use cat-code -p PROMPT\n")
+        return 2
+    return asyncio.run(Repl(args).main())
+
+
+def mcp_summary(statuses: Iterable[ServerStatus]) -> str | None:
+    """The one line shown when the servers are done connecting (None when none are configured)."""
+    statuses = [s for s in statuses if s.state != "DISABLED"]
+    if not statuses:
+        return None
+    connected = [s for s in statuses if s.state == "CONNECTED"]
+    failed = [s for s in statuses if s.state == "FAILED"]
+    line = f"MCP: {len(connected)} server(s), {sum(s.tools for s in connected)} tool(s) registered"
+    if failed:
+        line += f", {len(failed)} failed — see /mcp"
+    return line
+
+
+def parse_permission(raw: str, *, has_server: bool) -> Answer | None:
+    """The answer typed at the permission question (None: ask again)."""
+    answer = raw.strip().lower()
+    if answer in ("y", "yes"):
+        return Answer.YES
+    if answer in ("", "n", "no"):
+        return Answer.NO
+    if answer in ("a", "always"):
+        return Answer.ALWAYS_TOOL
+    if has_server and answer in ("s", "server"):
+        return Answer.ALWAYS_SERVER
+    return None
+
+
+class Repl:
+    """One interactive session."""
+
+    def __init__(self, args: argparse.Namespace) -> None:
+        self.args = args
+        self.console = make_console()
+        self.view = TurnView(self.console)
+        self.registry = ToolRegistry(builtin_tools(Path.cwd()))
+        self.provider: Provider | None = None
+        self.model_problem: str | None = None
+        try:
+            self.provider = create_provider(resolve_model(args.model))
+        except (ModelSpecError, NoModelConfigured) as exc:
+            self.model_problem = str(exc)
+        self.permissions = Permissions(
+            approve_all=args.yes, allow_patterns=args.allow_tool, asker=self._ask_permission
+        )
+        self.pool: McpPool | None = None
+        self.agent: Agent | None = None
+        if self.provider is not None:
+            self.agent = Agent(
+                self.provider,
+                self.registry,
+                permissions=self.permissions,
+                system_prompt=self._system_prompt,
+                max_turns=args.max_turns or DEFAULT_MAX_TURNS,
+                events=self.view,
+            )
+        self._foreground: asyncio.Future[Any] | None = None
+        self._signal: signal.Signals | None = None
+        self._main: asyncio.Task[Any] | None = None
+        self._mcp_ready = asyncio.Event()
+        self._ask_lock = asyncio.Lock()
+        self._session: PromptSession[str] | None = None
+        self._questions: PromptSession[str] | None = None
+
+    # -- lifecycle -------------------------------------------------------------------
+
+    async def main(self) -> int:
+        main = self._main = asyncio.current_task()
+        assert main is not None
+        loop = asyncio.get_running_loop()
+        loop.add_signal_handler(signal.SIGINT, self._on_sigint)
+        for sig in (signal.SIGTERM, signal.SIGHUP):
+            loop.add_signal_handler(sig, self._on_terminate, sig)
+        logging.getLogger().handlers[:] = [ConsoleLogHandler(self.console)]
+        self._session = PromptSession(
+            history=_history(),
+            completer=_SlashCompleter(self),
+            complete_while_typing=True,
+            key_bindings=_key_bindings(),
+        )
+        self._questions = PromptSession()
+        self._banner()
+        self.pool = McpPool(load_config_from_args(self.args), elicitation_handler=self._elicit)
+        connect = asyncio.create_task(self._connect_mcp(self.pool), name="mcp-connect")
+        code = 0
+        try:
+            await self._read_eval_loop()
+        except BaseException:
+            if self._signal is None:
+                raise
+            # The terminal may be gone (SIGHUP): no output from here on.
+            main.uncancel()
+            code = 128 + self._signal.value
+        finally:
+            connect.cancel()
+            try:
+                await self.pool.close_all()
+            finally:
+                if self.provider is not None:
+                    await self.provider.close()
+                for sig in (signal.SIGINT, signal.SIGTERM, signal.SIGHUP):
+                    loop.remove_signal_handler(sig)
+        return code
+
+    def _on_sigint(self) -> None:
+        if self._foreground is not None and not self._foreground.done():
+            self._foreground.cancel()
+
+    def _on_terminate(self, sig: signal.Signals) -> None:
+        if self._signal is not None or self._main is None:
+            return  # already shutting down; closing the servers must not be interrupted
+        self._signal = sig
+        self._main.cancel()
+
+    def _banner(self) -> None:
+        model = self.provider.name if self.provider else "no model configured (see /model)"
+        self.console.print(
+            Text.assemble(
+                ("cat-code ", "bold"),
+                f"{__version__} · {model} · /help for commands · Ctrl-D quits",
+            )
+        )
+
+    async def _connect_mcp(self, pool: McpPool) -> None:
+        try:
+            await pool.connect_all()
+            try:
+                pool.register_into(self.registry)
+            except DuplicateToolError as exc:
+                logger.warning("%s", exc)
+        finally:
+            self._mcp_ready.set()
+        line = mcp_summary(pool.status())
+        if line is not None:
+            failed = "failed" in line
+            self.console.print(Text(line, style="yellow" if failed else "bright_black"))
+
+    def _system_prompt(self) -> str:
+        instructions = server_instructions(self.pool) if self.pool is not None else {}
+        return build_system_prompt(Path.cwd(), instructions)
+
+    # -- reading and dispatching ---------------------------------------------------------
+
+    async def _read_eval_loop(self) -> None:
+        assert self._session is not None
+        while True:
+            try:
+                with patch_stdout(raw=True):
+                    line = await self._session.prompt_async(
+                        PROMPT, prompt_continuation="  ", handle_sigint=False
+                    )
+            except KeyboardInterrupt:
+                continue  # Ctrl-C at the prompt clears the line, like a shell
+            except EOFError:
+                return
+            if not line.strip():
+                continue
+            if is_command(line):
+                action = handle_command(line, self.context())
+                if isinstance(action, Exit):
+                    return
+                await self._perform(action)
+            else:
+                await self._run_prompt(line)
+
+    def context(self) -> CommandContext:
+        pool = self.pool
+        return CommandContext(
+            registry=self.registry,
+            pool=pool,
+            model=self.provider.name if self.provider else None,
+            model_problem=self.model_problem,
+            mcp_connecting=not self._mcp_ready.is_set(),
+            statuses=pool.status if pool is not None else list,
+            width=self.console.width,
+        )
+
+    async def _perform(self, action: Show | CallTool | ClearConversation) -> None:
+        if isinstance(action, Show):
+            self.console.print(Text(action.text, style="red" if action.kind == "error" else ""))
+        elif isinstance(action, ClearConversation):
+            if self.agent is not None:
+                self.agent.clear()
+            self.console.print(Text("conversation cleared", style="bright_black"))
+        else:
+            await self._call_tool(action)
+
+    async def _in_foreground(self, work: Awaitable[_T]) -> _T | _Cancelled:
+        """Run ``work`` as the task Ctrl-C cancels; `CANCELLED` when it was."""
+        task = asyncio.ensure_future(work)
+        self._foreground = task
+        try:
+            return await task
+        except asyncio.CancelledError:
+            current = asyncio.current_task()
+            if current is not None and current.cancelling():
+                raise  # we are being shut down, not the user interrupting a turn
+            return CANCELLED
+        finally:
+            self._foreground = None
+
+    async def _wait_for_mcp(self) -> bool:
+        if self._mcp_ready.is_set():
+            return True
+        self.view.begin("waiting for the MCP servers to connect…")
+        try:
+            return await self._in_foreground(self._mcp_ready.wait()) is not CANCELLED
+        finally:
+            self.view.end()
+
+    async def _run_prompt(self, text: str) -> None:
+        if self.agent is None:
+            self.console.print(note_line(self.model_problem or "No model configured."))
+            return
+        if not await self._wait_for_mcp():
+            self.console.print(note_line("⎿ cancelled"))
+            return
+        self.view.begin()
+        try:
+            outcome = await self._in_foreground(self.agent.run(text))
+        finally:
+            self.view.end()
+        if isinstance(outcome, _Cancelled):
+            self.console.print(note_line("⎿ cancelled"))
+            self.console.print()
+            return
+        if outcome.status == "error":
+            self.console.print(error_line(str(outcome.error)))
+        elif outcome.status == "max_turns":
+            self.console.print(
+                note_line(
+                    f"stopped after {outcome.model_turns} model turns without a final answer "
+                    "(raise the limit with --max-turns)"
+                )
+            )
+        if outcome.stop_reason == "max_tokens":
+            self.console.print(note_line("(the answer was cut off at the output token limit)"))
+        self.console.print()
+
+    async def _call_tool(self, action: CallTool) -> None:
+        tool = self.registry.get(action.name)
+        if tool is None:
+            self.console.print(error_line(f"unknown tool {action.name!r}"))
+            return
+        call = ToolCall(id="user", name=action.name, arguments=dict(action.arguments))
+        self.view.begin()
+        try:
+            self.view.tool_started(call)
+
+            def progress(done: float, total: float | None, message: str | None) -> None:
+                self.view.tool_progress(call, done, total, message)
+
+            result = await self._in_foreground(tool.execute(call.arguments, progress=progress))
+            if isinstance(result, _Cancelled):
+                self.console.print(note_line("⎿ cancelled"))
+            else:
+                self.view.tool_finished(call, result)
+        finally:
+            self.view.end()
+
+    # -- questions -------------------------------------------------------------------
+
+    async def _question(self, message: str, default: str = "") -> str:
+        assert self._questions is not None
+        with patch_stdout(raw=True):
+            return await self._questions.prompt_async(message, default=default, handle_sigint=False)
+
+    async def _ask_permission(self, tool: Any, arguments: dict[str, Any]) -> Answer:
+        server = server_of(tool)
+        options = "y yes · n no · a always this tool"
+        if server is not None:
+            options += f" · s always server '{server}'"
+        async with self._ask_lock:
+            with self.view.paused():
+                self.console.print(
+                    Text.assemble(
+                        ("? ", "yellow"),
+                        (tool.name, "bold"),
+                        " ",
+                        (compact_json(arguments), "bright_black"),
+                    )
+                )
+                while True:
+                    try:
+                        raw = await self._question(f"  allow? {options} › ")
+                    except KeyboardInterrupt:
+                        raise asyncio.CancelledError from None  # Ctrl-C cancels the turn
+                    except EOFError:
+                        return Answer.NO
+                    answer = parse_permission(raw, has_server=server is not None)
+                    if answer is not None:
+                        return answer
+
+    async def _elicit(self, params: dict[str, Any]) -> dict[str, Any]:
+        if self._foreground is None:
+            logger.warning("an MCP server asked for input while nothing was running; declined")
+            return {"action": "decline"}
+        async with self._ask_lock:
+            with self.view.paused():
+                return await fill_form(
+                    params,
+                    self._question,
+                    lambda line: self.console.print(Text(line)),
+                    server=self._eliciting_server(),
+                )
+
+    def _eliciting_server(self) -> str | None:
+        """The server asking, when the calls running now all belong to one server."""
+        servers = set()
+        for name in self.view.running_calls():
+            tool = self.registry.get(name)
+            servers.add(server_of(tool) if tool is not None else None)
+        return servers.pop() if len(servers) == 1 else None
+
+
+class _SlashCompleter(Completer):
+    def __init__(self, repl: Repl) -> None:
+        self.repl = repl
+
+    def get_completions(self, document: Document, complete_event: CompleteEvent) -> Any:
+        text = document.text_before_cursor
+        if "\n" in text:
+            return
+        word = text.split(" ")[-1]
+        for candidate in complete(text, self.repl.context()):
+            meta = COMMANDS.get(candidate, ("", ""))[1] if " " not in text else ""
+            yield Completion(candidate, start_position=-len(word), display_meta=meta)
+
+
+def _key_bindings() -> KeyBindings:
+    bindings = KeyBindings()
+
+    @bindings.add("escape", "enter")
+    def _newline(event: KeyPressEvent) -> None:
+        event.current_buffer.insert_text("\n")
+
+    @bindings.add("enter")
+    def _enter(event: KeyPressEvent) -> None:
+        buffer = event.current_buffer
+        if buffer.document.text_before_cursor.endswith("\\"):
+            buffer.delete_before_cursor(1)
+            buffer.insert_text("\n")
+        else:
+            buffer.validate_and_handle()
+
+    return bindings
+
+
+def _history() -> History:
+    home = cat_code_home()
+    try:
+        home.mkdir(parents=True, exist_ok=True)
+        return FileHistory(str(home / HISTORY_FILE))
+    except OSError as exc:
+        logger.warning("cannot keep history in %s: %s", home, exc)
+        return InMemoryHistory()
+
+
+__all__ = ["Repl", "mcp_summary", "parse_permission", "run_repl"]

@@ -1,0 +1,213 @@
+"""REPL slash commands as one pure function: a line and a context in, an action out.
+
+`handle_command` never prints and never awaits: it returns `Show` (text to print),
+`CallTool` (the app runs the call, with spinner and progress), `ClearConversation` or
+`Exit`. `complete` is the same idea for tab completion. Both read the session through
+`CommandContext`, so they are tested without a terminal, a model or a server.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Literal
+
+from cat_code.tools.registry import ToolRegistry
+
+if TYPE_CHECKING:
+    from cat_code.mcp.pool import McpPool, ServerStatus
+
+
+@dataclass(frozen=True, slots=True)
+class Show:
+    text: str
+    kind: Literal["info", "error"] = "info"
+
+
+@dataclass(frozen=True, slots=True)
+class CallTool:
+    name: str
+    arguments: dict[str, object]
+
+
+@dataclass(frozen=True, slots=True)
+class ClearConversation:
+    pass
+
+
+@dataclass(frozen=True, slots=True)
+class Exit:
+    pass
+
+
+Action = Show | CallTool | ClearConversation | Exit
+
+
+@dataclass(slots=True)
+class CommandContext:
+    """What the commands may look at."""
+
+    registry: ToolRegistry
+    pool: McpPool | None = None
+    #: ``provider:model``, or None when no model is configured.
+    model: str | None = None
+    #: Why there is no model, as one line (shown by /model).
+    model_problem: str | None = None
+    #: True while the MCP servers are still connecting.
+    mcp_connecting: bool = False
+    #: Terminal columns; long lines are cut to fit.
+    width: int = 100
+    statuses: Callable[[], list[ServerStatus]] = field(default=lambda: [])
+
+
+#: name → (arguments, one-line help), in /help order.
+COMMANDS: dict[str, tuple[str, str]] = {
+    "/help": ("", "show this help"),
+    "/mcp": ("", "status of every MCP server (same as `cat-code mcp list`)"),
+    "/mcp tools": ("[SERVER]", "the tools of every MCP server, or of SERVER"),
+    "/mcp call": ("TOOL [JSON]", "call an MCP tool yourself, e.g. /mcp call mcp__echo__echo "
+                  '{"text": "hi"}'),
+    "/tools": ("", "every tool the model can use, built-in and MCP"),
+    "/model": ("", "the model in use and how to change it"),
+    "/clear": ("", "forget the conversation"),
+    "/exit": ("", "close every MCP server and quit (also /quit, Ctrl-D)"),
+}  # fmt: skip
+
+KEYS_HELP = """\
+keys: Enter sends · Esc Enter (or a trailing \\) starts a new line · Ctrl-C cancels the \
+running turn · Ctrl-D on an empty line quits · ↑/↓ history · Tab completes"""
+
+
+def is_command(line: str) -> bool:
+    return line.lstrip().startswith("/")
+
+
+def handle_command(line: str, ctx: CommandContext) -> Action:
+    """What a slash-command line means."""
+    words = line.strip().split(maxsplit=1)
+    name = words[0].lower() if words else "/"
+    rest = words[1].strip() if len(words) > 1 else ""
+    if name in ("/", "/help", "/?"):
+        return Show(help_text())
+    if name in ("/exit", "/quit"):
+        return Exit()
+    if name == "/clear":
+        return ClearConversation()
+    if name == "/tools":
+        return Show(tools_text(ctx.registry, ctx.width))
+    if name == "/model":
+        return Show(model_text(ctx))
+    if name == "/mcp":
+        return _mcp(rest, ctx)
+    return Show(f"unknown command {words[0]} — /help lists the commands", "error")
+
+
+def _mcp(rest: str, ctx: CommandContext) -> Action:
+    from cat_code.mcp.commands import format_status, format_tools
+
+    sub, _, tail = rest.partition(" ")
+    tail = tail.strip()
+    if not sub:
+        return Show(format_status(ctx.statuses()))
+    if sub == "tools":
+        if ctx.pool is None:
+            return Show("MCP tools: none")
+        if tail and tail not in ctx.pool.config.names:
+            known = ", ".join(ctx.pool.config.names) or "none"
+            return Show(f"no MCP server named {tail!r} (configured: {known})", "error")
+        text = format_tools(ctx.pool, tail or None)
+        if ctx.mcp_connecting:
+            text += "\n  (servers are still connecting; more tools may follow)"
+        return Show(text)
+    if sub == "call":
+        return _mcp_call(tail, ctx)
+    return Show(f"unknown /mcp subcommand {sub!r} — try /mcp, /mcp tools or /mcp call", "error")
+
+
+def _mcp_call(text: str, ctx: CommandContext) -> Action:
+    usage = 'usage: /mcp call TOOL [JSON], e.g. /mcp call mcp__echo__echo {"text": "hi"}'
+    tool, _, raw = text.partition(" ")
+    if not tool:
+        return Show(usage, "error")
+    name = resolve_tool_name(tool, ctx.registry)
+    if name is None:
+        hint = " (servers are still connecting)" if ctx.mcp_connecting else ""
+        return Show(f"unknown tool {tool!r}{hint} — /tools lists them", "error")
+    raw = raw.strip() or "{}"
+    try:
+        arguments = json.loads(raw)
+    except json.JSONDecodeError as exc:
+        return Show(f"JSON is not valid ({exc.msg} at column {exc.colno}): {raw}\n{usage}", "error")
+    if not isinstance(arguments, dict):
+        return Show(f"the arguments must be a JSON object, got: {raw}\n{usage}", "error")
+    return CallTool(name, arguments)
+
+
+def resolve_tool_name(name: str, registry: ToolRegistry) -> str | None:
+    """``name`` as registered, or the one MCP tool it abbreviates (``echo``, ``echo__echo``)."""
+    if name in registry:
+        return name
+    matches = [n for n in registry.names() if n.startswith("mcp__") and n.endswith("__" + name)]
+    return matches[0] if len(matches) == 1 else None
+
+
+def help_text() -> str:
+    width = max(len(f"{n} {a}".strip()) for n, (a, _) in COMMANDS.items())
+    lines = ["commands:"]
+    for name, (args, text) in COMMANDS.items():
+        lines.append(f"  {f'{name} {args}'.strip().ljust(width)}  {text}")
+    lines.append("anything else is sent to the model.")
+    lines.append(KEYS_HELP)
+    return "\n".join(lines)
+
+
+def tools_text(registry: ToolRegistry, width: int = 100) -> str:
+    tools = registry.list()
+    if not tools:
+        return "tools: none"
+    name_width = max(len(t.name) for t in tools)
+    owner_width = max(len(t.owner) for t in tools)
+    lines = [f"tools ({len(tools)}; ro = read-only, runs without asking):"]
+    room = max(20, width - (2 + name_width + 2 + owner_width + 2 + 2 + 2))
+    for tool in tools:
+        summary = " ".join(tool.description.split())
+        if len(summary) > room:
+            summary = summary[: room - 1] + "…"
+        flag = "ro" if tool.read_only else "  "
+        lines.append(
+            f"  {tool.name.ljust(name_width)}  {tool.owner.ljust(owner_width)}  {flag}  {summary}"
+        )
+    return "\n".join(line.rstrip() for line in lines)
+
+
+def model_text(ctx: CommandContext) -> str:
+    from cat_code.agent.providers import DEFAULT_MODEL
+
+    lines = [f"model: {ctx.model}" if ctx.model else "model: none"]
+    if ctx.model is None and ctx.model_problem:
+        lines.append(f"  {ctx.model_problem}")
+    lines += [
+        f"  choose with --model PROVIDER:NAME or $CAT_CODE_MODEL (default {DEFAULT_MODEL})",
+        "  anthropic:<model>  needs ANTHROPIC_API_KEY (ANTHROPIC_BASE_URL for a proxy)",
+        "  openai:<model>     needs OPENAI_API_KEY, or OPENAI_BASE_URL for a local server "
+        "(Ollama, llama.cpp, vLLM)",
+    ]
+    return "\n".join(lines)
+
+
+def complete(text: str, ctx: CommandContext) -> list[str]:
+    """Completions for the line typed so far (the whole word being typed, replaced)."""
+    if not text.startswith("/"):
+        return []
+    words = text.split(" ")
+    if len(words) == 1:
+        names = sorted({n.split(" ")[0] for n in COMMANDS} | {"/quit"})
+        return [n for n in names if n.startswith(words[0].lower())]
+    if words[0] == "/mcp" and len(words) == 2:
+        return [s for s in ("tools", "call") if s.startswith(words[1])]
+    if words[:2] == ["/mcp", "tools"] and len(words) == 3 and ctx.pool is not None:
+        return [n for n in ctx.pool.config.names if n.startswith(words[2])]
+    if words[:2] == ["/mcp", "call"] and len(words) == 3:
+        return [n for n in ctx.registry.names() if n.startswith(words[2]) and n.startswith("mcp__")]
+    return []
