@@ -27,23 +27,44 @@ examples:
 """
 
 
-def _add_common(parser: argparse.ArgumentParser, *, nested: bool) -> None:
-    # Nested parsers must not overwrite values given before the subcommand.
-    default = argparse.SUPPRESS if nested else None
+#: Parser levels below the top one that take the common options (``mcp``, its subcommands).
+_NESTED_LEVELS = (1, 2)
+
+
+def _add_common(parser: argparse.ArgumentParser, *, level: int = 0) -> None:
+    """``--mcp-config`` and ``-v`` on a parser ``level`` subcommands deep.
+
+    argparse copies a subcommand's namespace over its parent's, so options given at two
+    levels would keep only the deeper ones: each level stores its own (absent unless
+    given), and `_merge_levels` adds them up after parsing.
+    """
+    suffix = f"_{level}" if level else ""
     parser.add_argument(
         "--mcp-config",
         action="append",
         metavar="PATH",
-        default=default,
+        dest=f"mcp_config{suffix}",
+        default=argparse.SUPPRESS if level else None,
         help="read MCP servers only from this file (repeatable)",
     )
     parser.add_argument(
         "-v",
         "--verbose",
         action="count",
-        default=argparse.SUPPRESS if nested else 0,
+        dest=f"verbose{suffix}",
+        default=argparse.SUPPRESS if level else 0,
         help="log debug details (MCP traffic, server stderr) to stderr",
     )
+
+
+def _merge_levels(args: argparse.Namespace) -> None:
+    """Fold the common options given after a subcommand into the top-level ones."""
+    given = vars(args)
+    for level in _NESTED_LEVELS:
+        paths = given.pop(f"mcp_config_{level}", None)
+        if paths:
+            args.mcp_config = [*(args.mcp_config or []), *paths]
+        args.verbose += given.pop(f"verbose_{level}", 0)
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -54,7 +75,7 @@ def build_parser() -> argparse.ArgumentParser:
         formatter_class=argparse.RawDescriptionHelpFormatter,
     )
     parser.add_argument("--version", action="version", version=f"cat-code {__version__}")
-    _add_common(parser, nested=False)
+    _add_common(parser)
     parser.add_argument(
         "-p", "--print", dest="prompt", metavar="PROMPT",
         help="run the agent once on PROMPT; answer on stdout, tool calls on stderr",
@@ -78,20 +99,20 @@ def build_parser() -> argparse.ArgumentParser:
         "mcp", help="inspect and call the configured MCP servers (no model needed)",
         description="Inspect and call the configured MCP servers. No model or API key needed.",
     )  # fmt: skip
-    _add_common(mcp, nested=True)
+    _add_common(mcp, level=1)
     mcp_commands = mcp.add_subparsers(dest="mcp_command", metavar="SUBCOMMAND")
     list_cmd = mcp_commands.add_parser(
         "list", help="connect every server and show its status",
         description="Connect every configured server and show its status. "
         "Exit 0 when every enabled server connected, else 1.",
     )  # fmt: skip
-    _add_common(list_cmd, nested=True)
+    _add_common(list_cmd, level=2)
     list_cmd.add_argument("--json", action="store_true", help="print a JSON array")
     tools_cmd = mcp_commands.add_parser(
         "tools", help="list the tools of every server (or of one)",
         description="List the tools of every connected server, or of SERVER.",
     )  # fmt: skip
-    _add_common(tools_cmd, nested=True)
+    _add_common(tools_cmd, level=2)
     tools_cmd.add_argument("server", nargs="?", metavar="SERVER", help="only this server")
     tools_cmd.add_argument("--json", action="store_true", help="print a JSON array")
     call_cmd = mcp_commands.add_parser(
@@ -100,7 +121,7 @@ def build_parser() -> argparse.ArgumentParser:
         "(a JSON object, default {}). Exit 0 on success, 1 when the tool failed, "
         "2 on a usage error.",
     )  # fmt: skip
-    _add_common(call_cmd, nested=True)
+    _add_common(call_cmd, level=2)
     call_cmd.add_argument("tool", metavar="TOOL", help="registered tool name")
     call_cmd.add_argument("arguments", nargs="?", default="{}", metavar="JSON_ARGS")
     call_cmd.add_argument("--json", action="store_true", help="print the raw result object")
@@ -122,6 +143,7 @@ def configure_logging(verbosity: int) -> None:
 def main(argv: Sequence[str] | None = None) -> int:
     parser = build_parser()
     args = parser.parse_args(argv)
+    _merge_levels(args)
     configure_logging(args.verbose)
     try:
         if args.command == "mcp":
