@@ -1,0 +1,141 @@
+"""Slash commands as one pure function: a line in, an action out."""
+
+from __future__ import annotations
+
+import json
+import sys
+from collections.abc import AsyncIterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from cat_code.mcp.commands import format_status, format_tools
+from cat_code.mcp.config import load_config
+from cat_code.mcp.pool import McpPool, ServerStatus
+from cat_code.repl.commands import (
+    CallTool,
+    ClearConversation,
+    CommandContext,
+    Exit,
+    Show,
+    complete,
+    handle_command,
+    help_text,
+    is_command,
+)
+from cat_code.tools.builtin import builtin_tools
+from cat_code.tools.registry import ToolRegistry
+
+ECHO_SERVER = Path(__file__).resolve().parents[2] / "examples" / "echo_server.py"
+
+
+@pytest.fixture
+async def pool(tmp_path: Path) -> AsyncIterator[McpPool]:
+    path = tmp_path / "mcp.json"
+    servers = {
+        "echo": {"command": sys.executable, "args": [str(ECHO_SERVER)]},
+        "broken": {"command": str(tmp_path / "no-such-server")},
+    }
+    path.write_text(json.dumps({"mcpServers": servers}))
+    async with McpPool(load_config([path])) as connected:
+        await connected.connect_all()
+        yield connected
+
+
+@pytest.fixture
+def ctx(pool: McpPool) -> CommandContext:
+    registry = ToolRegistry(builtin_tools())
+    pool.register_into(registry)
+    return CommandContext(registry=registry, pool=pool, model="anthropic:m", statuses=pool.status)
+
+
+def shown(action: Any) -> str:
+    assert isinstance(action, Show), action
+    return action.text
+
+
+def test_only_lines_starting_with_a_slash_are_commands() -> None:
+    assert is_command("/mcp") and is_command("  /help")
+    assert not is_command("what does /usr/bin hold?")
+
+
+def test_mcp_prints_exactly_the_status_block_of_mcp_list(ctx: CommandContext) -> None:
+    assert shown(handle_command("/mcp", ctx)) == format_status(ctx.statuses())
+    text = shown(handle_command("/mcp", ctx))
+    assert "echo" in text and "CONNECTED" in text and "broken" in text and "FAILED" in text
+
+
+def test_mcp_tools_lists_every_mcp_tool_or_one_servers(ctx: CommandContext) -> None:
+    assert ctx.pool is not None
+    assert shown(handle_command("/mcp tools", ctx)) == format_tools(ctx.pool)
+    assert "mcp__echo__echo" in shown(handle_command("/mcp tools echo", ctx))
+    error = handle_command("/mcp tools nope", ctx)
+    assert isinstance(error, Show) and error.kind == "error" and "echo" in error.text
+
+
+def test_mcp_call_parses_the_tool_and_its_json_arguments(ctx: CommandContext) -> None:
+    assert handle_command('/mcp call mcp__echo__echo {"text": "hi there"}', ctx) == CallTool(
+        "mcp__echo__echo", {"text": "hi there"}
+    )
+    assert handle_command("/mcp call mcp__echo__fail", ctx) == CallTool("mcp__echo__fail", {})
+
+
+def test_mcp_call_accepts_a_short_tool_name_when_it_is_unambiguous(ctx: CommandContext) -> None:
+    assert handle_command('/mcp call echo {"text": "x"}', ctx) == CallTool(
+        "mcp__echo__echo", {"text": "x"}
+    )
+
+
+@pytest.mark.parametrize(
+    ("line", "words"),
+    [
+        ("/mcp call", "usage"),
+        ("/mcp call mcp__echo__nope {}", "unknown tool"),
+        ("/mcp call mcp__echo__echo {bad", "not valid"),
+        ("/mcp call mcp__echo__echo [1, 2]", "JSON object"),
+        ("/mcp frobnicate", "unknown /mcp subcommand"),
+        ("/bogus", "unknown command /bogus"),
+    ],
+)
+def test_mistakes_are_error_lines_that_say_what_to_type(
+    ctx: CommandContext, line: str, words: str
+) -> None:
+    action = handle_command(line, ctx)
+    assert isinstance(action, Show) and action.kind == "error" and words in action.text
+
+
+def test_tools_lists_built_in_and_mcp_tools_with_their_owner(ctx: CommandContext) -> None:
+    text = shown(handle_command("/tools", ctx))
+    assert "shell" in text and "builtin" in text
+    assert "mcp__echo__echo" in text and "mcp:echo" in text
+    ctx.width = 60
+    assert all(len(line) <= 60 for line in shown(handle_command("/tools", ctx)).splitlines())
+
+
+def test_help_exit_quit_and_clear(ctx: CommandContext) -> None:
+    assert shown(handle_command("/help", ctx)) == help_text()
+    assert "/mcp call" in help_text() and "Esc Enter" in help_text()
+    assert handle_command("/exit", ctx) == Exit() == handle_command("/quit", ctx)
+    assert handle_command("/clear", ctx) == ClearConversation()
+
+
+def test_model_says_how_to_configure_one_when_there_is_none() -> None:
+    ctx = CommandContext(registry=ToolRegistry(), model_problem="No model configured: set X.")
+    text = shown(handle_command("/model", ctx))
+    assert text.startswith("model: none") and "No model configured" in text
+    assert "ANTHROPIC_API_KEY" in text and "OPENAI_BASE_URL" in text
+
+
+def test_mcp_works_with_no_servers_configured() -> None:
+    ctx = CommandContext(registry=ToolRegistry(), statuses=list[ServerStatus])
+    assert "none configured" in shown(handle_command("/mcp", ctx))
+    assert shown(handle_command("/mcp tools", ctx)) == "MCP tools: none"
+
+
+def test_completion_of_commands_subcommands_servers_and_tools(ctx: CommandContext) -> None:
+    assert complete("/m", ctx) == ["/mcp", "/model"]
+    assert complete("/mcp t", ctx) == ["tools"]
+    assert complete("/mcp tools e", ctx) == ["echo"]
+    assert complete("/mcp call mcp__echo__w", ctx) == ["mcp__echo__word_count"]
+    assert complete("hello", ctx) == []

@@ -1,0 +1,131 @@
+"""Elicitation forms: fields from the schema, typed answers, accept / decline / cancel."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import pytest
+
+from cat_code.repl.elicitation import OMIT, default_text, fields_of, fill_form, parse_answer
+
+SCHEMA: dict[str, Any] = {
+    "type": "object",
+    "properties": {
+        "name": {"type": "string", "title": "Your name", "minLength": 2},
+        "age": {"type": "integer", "minimum": 0, "maximum": 150, "default": 30},
+        "subscribe": {"type": "boolean", "default": True},
+        "color": {"type": "string", "enum": ["r", "g"], "enumNames": ["Red", "Green"]},
+        "size": {"type": "string", "oneOf": [{"const": "s", "title": "Small"}, {"const": "l"}]},
+        "tags": {"type": "array", "items": {"enum": ["a", "b", "c"]}, "maxItems": 2},
+        "email": {"type": "string", "format": "email"},
+    },
+    "required": ["name", "color"],
+}
+
+
+class Script:
+    """Answers questions in order; records each question and its pre-filled default."""
+
+    def __init__(self, *answers: str | type[BaseException]) -> None:
+        self.answers = list(answers)
+        self.asked: list[tuple[str, str]] = []
+        self.said: list[str] = []
+
+    async def ask(self, prompt: str, default: str) -> str:
+        self.asked.append((prompt, default))
+        answer = self.answers.pop(0)
+        if isinstance(answer, type):
+            raise answer()
+        return default if answer == "<enter>" else answer
+
+    def say(self, line: str) -> None:
+        self.said.append(line)
+
+
+def test_fields_keep_the_servers_order_kinds_and_defaults() -> None:
+    fields = fields_of(SCHEMA)
+    assert [(f.name, f.kind, f.required) for f in fields] == [
+        ("name", "string", True),
+        ("age", "integer", False),
+        ("subscribe", "boolean", False),
+        ("color", "choice", True),
+        ("size", "choice", False),
+        ("tags", "multi", False),
+        ("email", "string", False),
+    ]
+    assert [default_text(f) for f in fields][:3] == ["", "30", "yes"]
+    assert fields[3].choices == [("r", "Red"), ("g", "Green")]
+    assert fields[4].choices == [("s", "Small"), ("l", "l")]
+
+
+@pytest.mark.parametrize(
+    ("name", "raw", "value"),
+    [
+        ("age", "42", 42),
+        ("subscribe", "no", False),
+        ("color", "Green", "g"),
+        ("color", "1", "r"),
+        ("size", "small", "s"),
+        ("tags", "a, c", ["a", "c"]),
+        ("email", "", OMIT),
+    ],
+)
+def test_answers_become_values_of_the_fields_type(name: str, raw: str, value: Any) -> None:
+    field = next(f for f in fields_of(SCHEMA) if f.name == name)
+    assert parse_answer(field, raw) == value
+
+
+@pytest.mark.parametrize(
+    ("name", "raw", "problem"),
+    [
+        ("name", "", "required"),
+        ("name", "x", "at least 2"),
+        ("age", "old", "whole number"),
+        ("age", "200", "at most 150"),
+        ("subscribe", "maybe", "yes or no"),
+        ("color", "blue", "Red, Green"),
+        ("tags", "a,b,c", "at most 2"),
+        ("email", "nope", "email"),
+    ],
+)
+def test_a_wrong_answer_says_what_is_wrong(name: str, raw: str, problem: str) -> None:
+    field = next(f for f in fields_of(SCHEMA) if f.name == name)
+    with pytest.raises(ValueError, match=problem):
+        parse_answer(field, raw)
+
+
+async def test_a_filled_and_accepted_form_sends_the_typed_content() -> None:
+    script = Script("A", "Ann", "<enter>", "<enter>", "2", "", "b", "", "a")
+    result = await fill_form(
+        {"message": "Who are you?", "requestedSchema": SCHEMA},
+        script.ask,
+        script.say,
+        server="demo",
+    )
+    assert result == {
+        "action": "accept",
+        "content": {"name": "Ann", "age": 30, "subscribe": True, "color": "g", "tags": ["b"]},
+    }
+    assert script.said[0] == "⏺ MCP server 'demo' asks: Who are you?"
+    assert any("at least 2" in line for line in script.said)
+    assert script.asked[2] == ("  age (integer ≥ 0 ≤ 150): ", "30")
+
+
+async def test_ctrl_c_cancels_and_ctrl_d_declines() -> None:
+    params = {"message": "m", "requestedSchema": SCHEMA}
+    cancel = Script(KeyboardInterrupt)
+    assert await fill_form(params, cancel.ask, cancel.say, server=None) == {"action": "cancel"}
+    decline = Script("Ann", EOFError)
+    assert await fill_form(params, decline.ask, decline.say, server=None) == {"action": "decline"}
+
+
+async def test_the_final_question_can_decline_or_cancel_a_filled_form() -> None:
+    params = {
+        "message": "m",
+        "requestedSchema": {"type": "object", "properties": {"x": {"type": "string"}}},
+    }
+    for answer, action in (("d", "decline"), ("c", "cancel"), ("?", None)):
+        script = Script("val", answer, "a") if action is None else Script("val", answer)
+        result = await fill_form(params, script.ask, script.say, server=None)
+        assert result["action"] == (action or "accept")
+        assert ("content" in result) is (action is None)
