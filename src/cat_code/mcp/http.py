@@ -19,10 +19,11 @@ import asyncio
 import contextlib
 import json
 import logging
+import socket
 import ssl
-from collections.abc import Mapping
+from collections.abc import AsyncGenerator, AsyncIterator, Mapping
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, cast
 
 import httpx2
 
@@ -59,6 +60,8 @@ DEFAULT_RETRY_S = 1.0
 MAX_RESUME_ATTEMPTS = 3
 #: GET-stream reconnects in a row that bring no new event before we stop listening.
 MAX_LISTEN_ATTEMPTS = 3
+#: After the answer, how long to wait for the server to end an SSE answer stream (see _drain).
+DRAIN_S = 0.05
 #: Same-origin 307/308 hops followed for one message.
 MAX_REDIRECTS = 5
 #: How much of an unexpected body an error message quotes.
@@ -106,6 +109,7 @@ class StreamableHttpTransport:
         self._listener: asyncio.Task[None] | None = None
         self._close_task: asyncio.Task[None] | None = None
         self._closed = False
+        self._drain_streams = True
         # Per-request timeouts travel in the request, so an injected client's 5 s default
         # never applies. Reads on a request stream are bounded by the client's own
         # request timeout instead: a slow tool is not a dead connection.
@@ -232,36 +236,66 @@ class StreamableHttpTransport:
         self, response: httpx2.Response, request_id: Any, state: _StreamState
     ) -> JsonObject | None:
         """Read SSE events until the response to ``request_id`` (returned) or the stream ends."""
+        # EventSource.__aiter__ is an async generator (typed as an iterator): close it
+        # ourselves, so it never outlives the response.
+        events = cast(
+            AsyncGenerator[httpx2.ServerSentEvent, None],
+            aiter(httpx2.EventSource(response, max_event_size=MAX_EVENT_BYTES)),
+        )
         try:
-            async for event in httpx2.EventSource(response, max_event_size=MAX_EVENT_BYTES):
-                state.events += 1
-                if event.id:
-                    state.last_event_id = event.id
-                if event.retry is not None:
-                    state.retry_s = max(event.retry, 0) / 1000
-                if not event.data:
-                    continue  # a priming event (id and retry only) or a keep-alive
-                if event.event != "message":
-                    logger.debug("%s: ignoring SSE event of type %r", self.name, event.event)
-                    continue
-                try:
-                    data = json.loads(event.data)
-                except ValueError:
-                    logger.warning(
-                        "%s: skipping an SSE event that is not JSON: %s",
-                        self.name,
-                        _excerpt_text(event.data),
-                    )
-                    continue
-                answer = self._route(data, request_id)
+            async for event in events:
+                answer = self._on_event(event, request_id, state)
                 if answer is not None:
+                    if self._drain_streams:
+                        await self._drain(events, state)
                     return answer
         except httpx2.SSEError as exc:
             raise ProtocolError(f"{self.name}: bad SSE stream: {exc}") from exc
         except (httpx2.ReadError, httpx2.RemoteProtocolError) as exc:
             # The peer broke the stream: resumable like a clean end, if ids were given.
             logger.debug("%s: SSE stream broke: %s", self.name, exc)
+        finally:
+            await events.aclose()
         return None
+
+    async def _drain(self, events: AsyncIterator[Any], state: _StreamState) -> None:
+        """Read an answered stream to its end (briefly) so its connection can be reused.
+
+        Closing a response before its last chunk closes the connection; the next call
+        would pay a new TCP (and TLS) handshake. Servers end the stream right after the
+        answer; one that does not costs `DRAIN_S` once, then we stop waiting for it.
+        """
+        try:
+            async with asyncio.timeout(DRAIN_S):
+                async for event in events:
+                    self._on_event(event, None, state)
+        except TimeoutError:
+            logger.debug("%s: answer streams stay open; closing them at once", self.name)
+            self._drain_streams = False
+
+    def _on_event(
+        self, event: httpx2.ServerSentEvent, request_id: Any, state: _StreamState
+    ) -> JsonObject | None:
+        state.events += 1
+        if event.id:
+            state.last_event_id = event.id
+        if event.retry is not None:
+            state.retry_s = max(event.retry, 0) / 1000
+        if not event.data:
+            return None  # a priming event (id and retry only) or a keep-alive
+        if event.event != "message":
+            logger.debug("%s: ignoring SSE event of type %r", self.name, event.event)
+            return None
+        try:
+            data = json.loads(event.data)
+        except ValueError:
+            logger.warning(
+                "%s: skipping an SSE event that is not JSON: %s",
+                self.name,
+                _excerpt_text(event.data),
+            )
+            return None
+        return self._route(data, request_id)
 
     def _route(self, data: Any, request_id: Any) -> JsonObject | None:
         """Hand server-originated messages up; return the response to ``request_id``."""
@@ -526,8 +560,9 @@ def translate_error(exc: httpx2.HTTPError, url: httpx2.URL) -> TransportError:
     if isinstance(exc, httpx2.TimeoutException):
         return TransportError(f"timed out talking to {where}: {type(exc).__name__}")
     if isinstance(exc, httpx2.RemoteProtocolError | httpx2.ReadError | httpx2.WriteError):
-        return TransportClosed(f"{where} closed the connection: {exc or type(exc).__name__}")
-    return TransportError(f"HTTP request to {where} failed: {exc or type(exc).__name__}")
+        detail = f": {exc}" if str(exc) else f" without an answer ({type(exc).__name__})"
+        return TransportClosed(f"{where} closed the connection{detail}")
+    return TransportError(f"HTTP request to {where} failed: {str(exc) or type(exc).__name__}")
 
 
 def timeouts(*, read: float | None, connect: float = CONNECT_TIMEOUT_S) -> dict[str, Any]:
@@ -579,7 +614,7 @@ async def read_excerpt(response: httpx2.Response) -> str:
 
 
 def _connect_failure(exc: httpx2.ConnectError, where: str) -> str:
-    text = str(exc)
+    """Name the cause (refused, DNS, TLS) found on the exception chain, else the message."""
     cause: BaseException | None = exc
     for _ in range(10):  # the chain is short; the bound only guards against a cycle
         if cause is None:
@@ -587,12 +622,15 @@ def _connect_failure(exc: httpx2.ConnectError, where: str) -> str:
         if isinstance(cause, ssl.SSLError):
             reason = getattr(cause, "reason", None) or str(cause)
             return f"TLS handshake with {where} failed: {reason}"
+        if isinstance(cause, socket.gaierror):
+            return f"cannot resolve the host of {where} (DNS: {cause.strerror or cause})"
+        if isinstance(cause, ConnectionRefusedError):
+            return f"connection refused by {where} (is the server running?)"
         cause = cause.__cause__ or cause.__context__
+    text = str(exc)
     lowered = text.lower()
-    if "refused" in lowered:
-        return f"connection refused by {where} (is the server running?)"
     if any(hint in lowered for hint in _DNS_HINTS):
-        return f"cannot resolve the host of {where} (DNS lookup failed: {text})"
+        return f"cannot resolve the host of {where} (DNS: {text})"
     if "ssl" in lowered or "tls" in lowered or "certificate" in lowered:
         return f"TLS handshake with {where} failed: {text}"
     return f"cannot connect to {where}: {text or type(exc).__name__}"
