@@ -127,6 +127,7 @@ async def test_ten_megabytes_of_stderr_while_serving_neither_blocks_nor_grows_th
     assert all(len(line) <= stdio.STDERR_LINE_MAX for line in tail)
     assert tail[-1] == "last stderr line"
     assert tail[-2] == "L" * stdio.STDERR_LINE_MAX  # a 100 kB line, cut
+    assert sum(line.startswith("L") for line in tail) == 1  # once, not in 50 pieces
 
 
 # -- a dying server ----------------------------------------------------------------------

@@ -24,7 +24,18 @@ from pathlib import Path
 from typing import Any
 
 VERSIONS = ("2025-11-25", "2025-06-18", "2025-03-26", "2024-11-05")
-NOISE = ["this line is not JSON", "{broken json", "[1, 2, 3]", '"a string"', "   ", "\x00\xff"]
+NOISE = [
+    "this line is not JSON",
+    "{broken json",
+    "[1, 2, 3]",
+    '"a string"',
+    "   ",
+    "\x00\xff",
+    '{"jsonrpc": "2.0", "id": "nobody-asked", "result": {}}',
+    '{"jsonrpc": "2.0", "id": [1], "result": {}}',
+    '{"jsonrpc": "2.0", "id": {"a": 1}, "error": {"code": 1, "message": "x"}}',
+    "[" * 100_000,
+]
 
 
 def parse_args() -> argparse.Namespace:
@@ -55,18 +66,19 @@ _tools: list[str] = [t for t in ARGS.tools.split(",") if t]
 _held: list[tuple[Any, dict[str, Any]]] = []
 
 
-def write_line(text: str) -> None:
+def write_lines(*lines: str) -> None:
+    """One write, so the client reads the lines in one chunk."""
     with _write_lock:
-        sys.stdout.write(text + "\n")
+        sys.stdout.write("".join(line + "\n" for line in lines))
         sys.stdout.flush()
 
 
 def send(message: dict[str, Any]) -> None:
+    line = json.dumps(message, separators=(",", ":"), ensure_ascii=False)
     if ARGS.noise:
-        write_line(NOISE[hash(json.dumps(message.get("id"))) % len(NOISE)])
-    write_line(json.dumps(message, separators=(",", ":"), ensure_ascii=False))
-    if ARGS.noise:
-        write_line("noise after the answer")
+        write_lines(*NOISE, line, "noise after the answer")
+    else:
+        write_lines(line)
 
 
 def tool_list() -> list[dict[str, Any]]:
@@ -101,12 +113,11 @@ def call_tool(name: str, args: dict[str, Any]) -> dict[str, Any]:
         sys.stderr.flush()
         os._exit(int(args.get("code", 3)))
     if name == "spew":
-        remaining = int(args["bytes"])
         line = "e" * 99 + "\n"
-        chunk = line * 1000
-        while remaining > 0:
-            sys.stderr.write(chunk[:remaining])
-            remaining -= len(chunk)
+        lines = -(-int(args["bytes"]) // len(line))  # whole lines, at least ``bytes``
+        while lines > 0:
+            sys.stderr.write(line * min(lines, 1000))
+            lines -= 1000
         # A line far longer than anyone should keep, then a recognisable last line.
         sys.stderr.write("L" * 100_000 + "\nlast stderr line\n")
         sys.stderr.flush()

@@ -91,6 +91,8 @@ class StdioTransport:
         self._pending: dict[Any, asyncio.Future[JsonObject]] = {}
         self._buffer = bytearray()
         self._stderr_buffer = bytearray()
+        #: Dropping the rest of an over-long stderr line, up to its newline.
+        self._stderr_cut = False
         self._stderr_tail: deque[str] = deque(maxlen=STDERR_TAIL_LINES)
         self._closed_error: TransportClosed | None = None
         self._stdout_eof = False
@@ -229,7 +231,7 @@ class StdioTransport:
     def _on_line(self, line: bytes) -> None:
         try:
             message = json.loads(line)
-        except ValueError:
+        except (ValueError, RecursionError):  # RecursionError: absurdly deep nesting
             if line.strip():
                 logger.warning(
                     "%s: skipping stdout line that is not JSON-RPC: %.200r", self.name, line
@@ -244,7 +246,10 @@ class StdioTransport:
             except Exception:
                 logger.exception("%s: handler failed for %s", self.name, message.get("method"))
             return
-        future = self._pending.get(message.get("id"))
+        try:
+            future = self._pending.get(message.get("id"))
+        except TypeError:  # an unhashable id (an array, an object) is none of ours
+            future = None
         if future is None or future.done():
             logger.debug("%s: dropping response for unknown id %r", self.name, message.get("id"))
             return
@@ -255,12 +260,25 @@ class StdioTransport:
         buffer += data
         start = 0
         while (end := buffer.find(b"\n", start)) >= 0:
-            self._stderr_line(buffer[start:end])
+            if self._stderr_cut:
+                self._stderr_cut = False  # the end of a line whose start was kept
+            else:
+                self._stderr_line(buffer[start:end])
             start = end + 1
         del buffer[:start]
         if len(buffer) > STDERR_LINE_MAX:
-            self._stderr_line(buffer)
+            # An over-long line: keep its start once and drop the rest up to its newline,
+            # so one huge line cannot push every other line out of the tail.
+            if not self._stderr_cut:
+                self._stderr_line(buffer)
+                self._stderr_cut = True
             buffer.clear()
+
+    def _flush_stderr(self) -> None:
+        """Take the last stderr line, which the child ended without a newline."""
+        if self._stderr_buffer and not self._stderr_cut:
+            self._stderr_line(self._stderr_buffer)
+        self._stderr_buffer.clear()
 
     def _stderr_line(self, raw: bytes | bytearray) -> None:
         line = raw[:STDERR_LINE_MAX].decode(errors="replace").rstrip("\r")
@@ -277,17 +295,13 @@ class StdioTransport:
 
     def _on_stderr_eof(self) -> None:
         self._stderr_eof = True
-        if self._stderr_buffer:
-            self._stderr_line(self._stderr_buffer)
-            self._stderr_buffer.clear()
+        self._flush_stderr()
         self._schedule_failure()
 
     def _on_exit(self) -> None:
         assert self._process is not None
         self._returncode = self._process.get_returncode()
-        if self._stderr_buffer:
-            self._stderr_line(self._stderr_buffer)
-            self._stderr_buffer.clear()
+        self._flush_stderr()
         logger.debug("%s: process exited with code %s", self.name, self._returncode)
         self._exited.set()
         self._schedule_failure()
