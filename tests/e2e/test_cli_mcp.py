@@ -76,6 +76,7 @@ def test_mcp_list_shows_a_broken_server_as_failed_with_its_reason_and_exits_1(
         "crashing": {"command": sys.executable,
                      "args": [str(SERVERS / "misbehaving_server.py"), "--exit-at-start", "3"]},
         "unset": {"command": "${CAT_CODE_TEST_UNSET_VAR}"},
+        "nothing": {"args": ["--x"]},
     })  # fmt: skip
 
     run = cat_code("--mcp-config", config, "mcp", "list", cwd=tmp_path)
@@ -88,6 +89,7 @@ def test_mcp_list_shows_a_broken_server_as_failed_with_its_reason_and_exits_1(
     assert "exited with code 3" in lines["crashing"]
     assert "fatal: cannot start (exit 3)" in run.stdout  # the stderr tail, for the operator
     assert "FAILED" in lines["unset"] and "CAT_CODE_TEST_UNSET_VAR" in lines["unset"]
+    assert re.match(r"  nothing +FAILED +\S+: server 'nothing': needs either", lines["nothing"])
     # Columns line up: every state starts at the same column.
     state_columns = {line.index(s) for line in lines.values() for s in ("CONNECTED", "FAILED")
                      if s in line}  # fmt: skip
@@ -300,6 +302,13 @@ def test_mcp_call_usage_errors_exit_2(
     assert run.returncode == 2
     assert message in run.stderr
     assert run.stdout == ""
+
+
+def test_mcp_call_of_a_tool_whose_server_failed_exits_1_with_the_reason(tmp_path: Path) -> None:
+    config = config_file(tmp_path / "mcp.json", {"echo": ECHO, "broken": {"command": "./nope"}})
+    run = cat_code("--mcp-config", config, "mcp", "call", "mcp__broken__echo", cwd=tmp_path)
+    assert run.returncode == 1
+    assert "MCP server 'broken' failed: command not found: ./nope" in run.stderr
 
 
 def test_the_bundled_example_config_works_from_the_repository_root() -> None:

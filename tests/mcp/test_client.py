@@ -129,6 +129,14 @@ async def test_no_answer_to_initialize_within_the_timeout_fails_the_server() -> 
     assert "initialize" in (client.last_error or "")
 
 
+async def test_a_timeout_inside_the_transport_fails_the_server_even_without_a_limit() -> None:
+    client = McpClient(FakeTransport(start_error=TimeoutError("TLS handshake timed out")))
+    with pytest.raises(TimeoutError):
+        await client.connect()  # no limit of our own
+    assert client.state is ClientState.FAILED
+    assert client.last_error == "TimeoutError: TLS handshake timed out"
+
+
 async def test_a_transport_that_cannot_start_fails_the_server_with_its_reason() -> None:
     client = McpClient(FakeTransport(start_error=ConnectError("command not found: nope")))
     with pytest.raises(ConnectError):

@@ -100,13 +100,17 @@ class McpClient:
 
     async def connect(self, timeout: float | None = None) -> None:
         """Start the transport and run the handshake; FAILED with the reason on any error."""
+        deadline = asyncio.timeout(timeout)
         try:
-            async with asyncio.timeout(timeout):
+            async with deadline:
                 if not self._started:
                     await self.transport.start(self._on_message)
                     self._started = True
                 await self._handshake()
-        except TimeoutError:
+        except TimeoutError as exc:
+            if not deadline.expired():  # the transport's own TimeoutError, not our limit
+                self._fail(f"TimeoutError: {exc}" if str(exc) else "TimeoutError")
+                raise
             self._fail(f"no answer to initialize within {timeout:g} s")
             raise RequestTimeout(self.last_error) from None
         except McpClientError as exc:

@@ -56,13 +56,14 @@ def format_status(statuses: Sequence[ServerStatus]) -> str:
     lines = ["MCP servers:"]
     for s in statuses:
         head = f"  {s.name.ljust(name_width)}  {s.state.ljust(state_width)}"
-        where = f"({s.transport}: {s.target})"
+        # A broken entry may have no target to show: then no empty "(?: )".
+        where = f"({s.transport}: {s.target})" if s.target else ""
         if s.state == "CONNECTED":
-            lines.append(f"{head}  {f'{s.tools} tool(s)'.ljust(count_width)}  {where}")
+            lines.append(f"{head}  {f'{s.tools} tool(s)'.ljust(count_width)}  {where}".rstrip())
         elif s.error:
-            lines.append(f"{head}  {where} — {s.error}")
+            lines.append(f"{head}  {where} — {s.error}" if where else f"{head}  {s.error}")
         else:
-            lines.append(f"{head}  {where}")
+            lines.append(f"{head}  {where}".rstrip())
         if s.state == "FAILED" and s.stderr_tail and "last stderr" not in (s.error or ""):
             indent = " " * (4 + name_width + state_width)
             lines.append(f"{indent}stderr (last lines):")
@@ -171,10 +172,11 @@ async def _call(config: McpConfig, name: str, raw_arguments: str, *, as_json: bo
             _error(f"unknown tool {name!r}")
             if known:
                 sys.stderr.write("available tools:\n" + "".join(f"  {k}\n" for k in known))
-            for s in pool.status():
-                if s.state == "FAILED":
-                    _error(f"(MCP server '{s.name}' failed: {s.error})")
-            return EXIT_USAGE
+            failed = [s for s in pool.status() if s.state == "FAILED"]
+            for s in failed:
+                _error(f"(MCP server '{s.name}' failed: {s.error})")
+            # The server the name points at is down: the call failed, the command line did not.
+            return EXIT_FAILED if candidates and failed else EXIT_USAGE
 
         def progress(done: float, total: float | None, message: str | None) -> None:
             amount = f"{done:g}/{total:g}" if total is not None else f"{done:g}"
