@@ -218,6 +218,14 @@ def test_mcp_tools_of_one_server(tmp_path: Path) -> None:
     assert names and all(n.startswith("mcp__other__") for n in names)
 
 
+def test_mcp_tools_lists_the_good_servers_and_exits_1_when_one_failed(tmp_path: Path) -> None:
+    config = config_file(tmp_path / "mcp.json", {"echo": ECHO, "broken": {"command": "./nope"}})
+    run = cat_code("--mcp-config", config, "mcp", "tools", cwd=tmp_path)
+    assert run.returncode == 1
+    assert "mcp__echo__echo" in run.stdout
+    assert "MCP server 'broken' failed: command not found: ./nope" in run.stderr
+
+
 def test_mcp_tools_of_an_unknown_server_is_a_usage_error(tmp_path: Path, echo_config: str) -> None:
     run = cat_code("--mcp-config", echo_config, "mcp", "tools", "nope", cwd=tmp_path)
     assert run.returncode == 2

@@ -94,6 +94,16 @@ async def test_a_20_mb_response_line_arrives_intact(spawn: Spawn) -> None:
         assert text_of(await client.call_tool("echo", {"text": "after"})) == "after"
 
 
+async def test_large_requests_are_written_whole_while_the_pipe_is_full(spawn: Spawn) -> None:
+    client = await connect(await spawn())
+    texts = [str(i) * (5 * 1024 * 1024) for i in range(4)]  # far beyond any pipe buffer
+
+    async with asyncio.timeout(60):
+        results = await asyncio.gather(*(client.call_tool("echo", {"text": t}) for t in texts))
+
+    assert [text_of(r) for r in results] == texts
+
+
 async def test_lines_on_stdout_that_are_not_json_rpc_are_skipped_and_the_connection_survives(
     spawn: Spawn, caplog: pytest.LogCaptureFixture
 ) -> None:
