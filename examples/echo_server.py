@@ -140,7 +140,8 @@ def call_tool(request_id: Any, params: dict[str, Any]) -> dict[str, Any]:
 def handle(message: dict[str, Any]) -> None:
     method = message.get("method")
     request_id = message.get("id")
-    params = message.get("params") or {}
+    params = message.get("params")
+    params = params if isinstance(params, dict) else {}
     if request_id is None:
         if method == "notifications/cancelled":
             _cancelled.add(params.get("requestId"))
@@ -184,7 +185,11 @@ def main() -> None:
         except ValueError:
             print(f"ignoring a line that is not JSON: {line[:80]!r}", file=sys.stderr)
             continue
-        params = message.get("params") or {}
+        if not isinstance(message, dict):
+            print(f"ignoring a message that is not an object: {line[:80]!r}", file=sys.stderr)
+            continue
+        params = message.get("params")
+        params = params if isinstance(params, dict) else {}
         if message.get("method") == "tools/call" and params.get("name") == "sleep":
             threading.Thread(target=handle, args=(message,), daemon=True).start()
         else:

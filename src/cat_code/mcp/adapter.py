@@ -123,7 +123,7 @@ def flatten_result(result: dict[str, Any]) -> ToolResult:
 
 
 def flatten_block(block: Any) -> str | None:
-    """One content block as text (None for an unknown block type, which is logged)."""
+    """One content block as text (a placeholder for an unknown type; None for a non-object)."""
     if not isinstance(block, dict):
         return None
     kind = block.get("type")
