@@ -14,6 +14,7 @@ HARNESS_VERSION=0.1.16
 NODE_MAJOR=22
 PYTHON=${PYTHON:-.venv/bin/python}
 OUT=${CONFORMANCE_OUT:-conformance-results}
+CLIENT=${CONFORMANCE_CLIENT:-tests/conformance/client.py}
 SCENARIOS=(initialize tools_call elicitation-sep1034-client-defaults sse-retry)
 
 bin="$PREFIX/node_modules/.bin"
@@ -39,7 +40,7 @@ mkdir -p "$OUT"
 status=0
 for scenario in "${SCENARIOS[@]}"; do
   # `exec`: the harness's --timeout then kills the client itself, not just /bin/sh.
-  if ! conformance client --command "exec $PYTHON tests/conformance/client.py" \
+  if ! conformance client --command "exec $PYTHON $CLIENT" \
       --scenario "$scenario" --timeout 60000 -o "$OUT" >"$OUT/$scenario.log" 2>&1; then
     echo "conformance: scenario $scenario FAILED (harness exit code non-zero); log:"
     tail -n 40 "$OUT/$scenario.log"
@@ -91,7 +92,8 @@ for scenario in scenarios:
     print(line)
     for check in checks:
         if check["status"] in ("FAILURE", "WARNING"):
-            print(f"       {check['status']} {check['id']}: {check.get('errorMessage', '')}")
+            why = check.get("errorMessage") or (check.get("details") or {}).get("message", "")
+            print(f"       {check['status']} {check['id']}: {why}")
     for check_id in sorted(missing):
         print(f"       MISSING SUCCESS {check_id}")
 sys.exit(0 if ok else 1)

@@ -11,8 +11,10 @@ from __future__ import annotations
 import asyncio
 import json
 import logging
+import socket
 import subprocess
 import sys
+import threading
 from collections.abc import AsyncIterator, Awaitable, Callable, Iterator
 from pathlib import Path
 from typing import Any
@@ -496,6 +498,21 @@ async def test_tools_list_changed_on_the_get_stream_updates_the_pools_registry()
             assert pool.status()[0].tools == 1
 
 
+class PingOnStreamPeer(ChangingPeer):
+    async def on_get(self, seen: Seen, reply: Reply) -> None:
+        await reply.open_sse()
+        await reply.event({"jsonrpc": "2.0", "id": 7, "method": "ping"}, id="g-0")
+        await asyncio.Event().wait()
+
+
+async def test_a_ping_on_the_server_stream_is_answered_by_post(connect: Connect) -> None:
+    async with PingOnStreamPeer() as peer:
+        await connect(peer.url)
+        async with asyncio.timeout(5):
+            await peer.response_arrived.wait()
+    assert peer.client_responses == [{"jsonrpc": "2.0", "id": 7, "result": {}}]
+
+
 # -- connection failures ---------------------------------------------------------------
 
 
@@ -522,6 +539,23 @@ async def test_a_tls_failure_is_named() -> None:
         await client.close()
 
 
+def dns_answers_quickly() -> bool:
+    """Whether the resolver refuses a name under .invalid (RFC 6761) within a second."""
+    result: list[bool] = []
+
+    def lookup() -> None:
+        try:
+            socket.getaddrinfo("no-such-host.invalid", 80)
+        except socket.gaierror as exc:
+            result.append(exc.errno == socket.EAI_NONAME)
+
+    thread = threading.Thread(target=lookup, daemon=True)
+    thread.start()
+    thread.join(1.0)
+    return result == [True]
+
+
+@pytest.mark.skipif(not dns_answers_quickly(), reason="no resolver that answers at once")
 async def test_a_dns_failure_is_named() -> None:
     client = McpClient(StreamableHttpTransport("http://no-such-host.invalid/mcp"), name="dns")
     with pytest.raises(ConnectError, match="cannot resolve the host of http://no-such-host"):

@@ -10,7 +10,7 @@ response is closed by the task that opened it, on every path; header values neve
 a log line, an error or `describe`; the session id is captured only from the initialize
 answer and dropped on a 404 (so the client's fresh initialize goes without it); waiting
 is bounded everywhere — by the client's request timeout on requests, by named limits on
-resumption, reconnects and close; nothing but the caller's timeout caps an SSE event.
+resumption, reconnects and close; an SSE event's size is capped only by a memory guard.
 """
 
 from __future__ import annotations
@@ -22,7 +22,7 @@ import logging
 import socket
 import ssl
 from collections.abc import AsyncGenerator, AsyncIterator, Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any, cast
 
 import httpx2
@@ -79,7 +79,7 @@ class _StreamState:
     """What one logical stream remembers across reconnects."""
 
     last_event_id: str | None = None
-    retry_s: float = DEFAULT_RETRY_S
+    retry_s: float = field(default_factory=lambda: DEFAULT_RETRY_S)
     events: int = 0
 
 
