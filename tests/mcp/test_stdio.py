@@ -12,7 +12,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from procs import alive, kill_quietly, read_pid, server_command
+from procs import alive, kill_quietly, read_pid, server_command, wait_until
 
 from cat_code.mcp import stdio
 from cat_code.mcp.client import McpClient
@@ -324,7 +324,7 @@ async def test_close_fails_a_pending_request_at_once(spawn: Spawn) -> None:
     transport = await spawn("--reverse-batch", "2")
     client = await connect(transport, request_timeout=600)
     held = asyncio.create_task(client.call_tool("echo", {"text": "held"}))
-    await asyncio.sleep(0)  # let the request be written
+    await wait_until(lambda: bool(transport._pending))  # the request is on its way
     async with asyncio.timeout(20):
         await transport.close()
         with pytest.raises(TransportClosed):
