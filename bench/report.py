@@ -37,6 +37,8 @@ class Result:
     samples: dict[str, list[float]] = field(default_factory=lambda: {i: [] for i in IMPLS})
     #: For a target against another quantity: its value per repetition, per client.
     reference: dict[str, list[float]] = field(default_factory=lambda: {i: [] for i in IMPLS})
+    #: Side measurements that explain the main one: name -> client -> samples.
+    extras: dict[str, dict[str, list[float]]] = field(default_factory=dict)
     notes: list[str] = field(default_factory=list)
     errors: dict[str, str] = field(default_factory=dict)
 
@@ -74,6 +76,11 @@ def entry(result: Result) -> dict[str, Any]:
     target = _target(result)
     if target is not None:
         out["target"] = target
+    if result.extras:
+        out["extras"] = {
+            name: {i: _round(_median(values.get(i, []))) for i in IMPLS}
+            for name, values in result.extras.items()
+        }
     if result.notes:
         out["notes"] = result.notes
     if result.errors:

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import asyncio
 import gc
+import resource
 import sys
 import time
 from collections.abc import Awaitable, Callable
@@ -109,14 +110,26 @@ async def stdio_parallel_connect(impl: str, sizes: Sizes) -> dict[str, float]:
         session = await impls.open_stdio(impl, command, args)
         slowest = max(slowest, time.perf_counter() - start)
         await session.close()
+    children_before = _children_cpu()
     start = _clock()
+    cpu_before = time.process_time()
     release = await hold_stdio_servers(impl, sizes.parallel_servers)
     elapsed = time.perf_counter() - start
+    client_cpu = time.process_time() - cpu_before
     await release()
     return {
         "stdio.parallel_connect": elapsed,
         "stdio.parallel_connect.slowest_single": slowest,
+        # Where the time goes: this process's CPU while connecting, and the servers' CPU
+        # over their whole (short) lives, counted once they are reaped.
+        "stdio.parallel_connect.client_cpu": client_cpu,
+        "stdio.parallel_connect.servers_cpu": _children_cpu() - children_before,
     }
+
+
+def _children_cpu() -> float:
+    usage = resource.getrusage(resource.RUSAGE_CHILDREN)
+    return usage.ru_utime + usage.ru_stime
 
 
 async def hold_stdio_servers(impl: str, count: int) -> Callable[[], Awaitable[None]]:
