@@ -513,6 +513,36 @@ async def test_a_ping_on_the_server_stream_is_answered_by_post(connect: Connect)
     assert peer.client_responses == [{"jsonrpc": "2.0", "id": 7, "result": {}}]
 
 
+class EndingStreamPeer(McpPeer):
+    """The GET stream delivers one event and ends; the reconnect gets 405."""
+
+    async def on_get(self, seen: Seen, reply: Reply) -> None:
+        if len(self.requests("GET")) > 1:
+            await reply.send(405)
+            return
+        await reply.open_sse()
+        note = {"jsonrpc": "2.0", "method": "notifications/message", "params": {"data": "x"}}
+        await reply.event(note, id="g-1", retry=10)
+        await reply.end()
+
+
+async def test_the_server_stream_reconnects_with_last_event_id_and_stops_on_405(
+    connect: Connect, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setattr(http, "LISTEN_MIN_RECONNECT_S", 0.01)
+    async with EndingStreamPeer() as peer:
+        client = await connect(peer.url)
+        async with asyncio.timeout(5):
+            while len(peer.requests("GET")) < 2:
+                await asyncio.sleep(0.01)
+        assert text_of(await client.call_tool("echo", {"text": "still"})) == "echo: still"
+        listener = client.transport._listener  # type: ignore[attr-defined]
+        async with asyncio.timeout(5):
+            await asyncio.wait({listener})
+    gets = peer.requests("GET")
+    assert [g.headers.get("last-event-id") for g in gets] == [None, "g-1"]
+
+
 # -- connection failures ---------------------------------------------------------------
 
 

@@ -60,6 +60,8 @@ DEFAULT_RETRY_S = 1.0
 MAX_RESUME_ATTEMPTS = 3
 #: GET-stream reconnects in a row that bring no new event before we stop listening.
 MAX_LISTEN_ATTEMPTS = 3
+#: The GET stream never reconnects faster than this, whatever ``retry`` says.
+LISTEN_MIN_RECONNECT_S = 0.25
 #: After the answer, how long to wait for the server to end an SSE answer stream (see _drain).
 DRAIN_S = 0.05
 #: Same-origin 307/308 hops followed for one message.
@@ -410,11 +412,13 @@ class StreamableHttpTransport:
                     finally:
                         await response.aclose()
                 opened.set()
+                # A stream that brought events and ended is a server "polling" us: reconnect
+                # for as long as it keeps doing so; only empty attempts count.
                 failures = 0 if state.events > before else failures + 1
                 if failures >= MAX_LISTEN_ATTEMPTS:
                     logger.debug("%s: giving up on the GET stream", self.name)
                     return
-                await asyncio.sleep(state.retry_s)
+                await asyncio.sleep(max(state.retry_s, LISTEN_MIN_RECONNECT_S))
         except (TransportError, ProtocolError, httpx2.HTTPError) as exc:
             logger.debug("%s: GET stream ended: %s", self.name, exc)
         finally:
