@@ -323,3 +323,18 @@ def test_the_target_is_the_command_line_or_the_url(tmp_path: Path) -> None:
     http = only(load_one(tmp_path, {"url": "https://h/mcp", "headers": {"Authorization": "x"}}))
     assert stdio.target == "python3 srv.py -q"
     assert http.target == "https://h/mcp"  # never header values
+
+
+def test_status_shows_the_target_as_written_so_expanded_secrets_stay_hidden(tmp_path: Path) -> None:
+    from cat_code.mcp.config import load_config as _load
+
+    path = tmp_path / "mcp.json"
+    path.write_text(
+        '{"mcpServers": {"s": {"command": "srv", "args": ["--token=${TOKEN}"]},'
+        ' "h": {"url": "https://example.invalid/mcp?key=${TOKEN}"}}}'
+    )
+    config = _load([path], environ={"TOKEN": "s3cret"})
+    by_name = {s.name: s for s in config.servers}
+    assert by_name["s"].args == ("--token=s3cret",)
+    assert by_name["s"].target == "srv --token=${TOKEN}"
+    assert by_name["h"].target == "https://example.invalid/mcp?key=${TOKEN}"

@@ -68,10 +68,15 @@ class ServerConfig:
     disabled: bool = False
     #: No ``type`` was given: a ``url`` entry may then fall back to the legacy SSE transport.
     type_inferred: bool = False
+    #: The command line or URL as written, before ``${VAR}`` expansion: what status shows,
+    #: so a secret passed through a variable never reaches a terminal or a log.
+    display_target: str = ""
 
     @property
     def target(self) -> str:
-        """Where the server is: its command line or its URL (never header values)."""
+        """Where the server is, as the user wrote it (never header values or expanded secrets)."""
+        if self.display_target:
+            return self.display_target
         if self.type == "stdio":
             return " ".join([self.command or "", *self.args]).strip()
         return self.url or ""
@@ -274,6 +279,7 @@ def parse_entry(
         startup_timeout_s=get_ms("startupTimeoutMs", DEFAULT_STARTUP_TIMEOUT_MS),
         disabled=disabled,
         type_inferred=declared is None,
+        display_target=_guess_target(raw if kind == "stdio" else {"url": raw.get("url")}),
     )
 
 
