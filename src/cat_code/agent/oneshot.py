@@ -112,6 +112,8 @@ async def _run(args: argparse.Namespace, prompt: str) -> int:
     for sig in _SIGNALS:
         loop.add_signal_handler(sig, on_signal, sig)
     pool = McpPool(load_config_from_args(args), elicitation_handler=_decline)
+    # The SDK import (about a second) overlaps the servers' startup.
+    prepare = asyncio.create_task(provider.prepare(), name="model-prepare")
     try:
         await pool.connect_all()
         for status in pool.status():
@@ -134,6 +136,7 @@ async def _run(args: argparse.Namespace, prompt: str) -> int:
         _say(f"cat-code: interrupted by {received[0].name}; stopping")
         return 128 + received[0].value
     finally:
+        prepare.cancel()
         try:
             await pool.close_all()
         finally:

@@ -172,6 +172,8 @@ class Repl:
         self._banner()
         self.pool = McpPool(load_config_from_args(self.args), elicitation_handler=self._elicit)
         connect = asyncio.create_task(self._connect_mcp(self.pool), name="mcp-connect")
+        # The model SDK loads on a thread while the user types the first prompt.
+        prepare = asyncio.create_task(self._prepare_model(), name="model-prepare")
         code = 0
         try:
             await self._read_eval_loop()
@@ -183,6 +185,7 @@ class Repl:
             code = 128 + self._signal.value
         finally:
             connect.cancel()
+            prepare.cancel()
             try:
                 await self.pool.close_all()
             finally:
@@ -191,6 +194,13 @@ class Repl:
                 for sig in (signal.SIGINT, signal.SIGTERM, signal.SIGHUP):
                     loop.remove_signal_handler(sig)
         return code
+
+    async def _prepare_model(self) -> None:
+        if self.provider is not None:
+            try:
+                await self.provider.prepare()
+            except Exception as exc:  # shown again, as a model error, at the first prompt
+                logger.debug("preparing the model failed: %s", exc)
 
     def _on_sigint(self) -> None:
         if self._foreground is not None and not self._foreground.done():

@@ -99,9 +99,9 @@ async def test_a_tool_use_answer_becomes_tool_calls_and_results_go_back_as_tool_
     assert tool_results(api.requests[1]) == [
         {"type": "tool_result", "tool_use_id": "toolu_1", "content": "你好", "is_error": False}
     ]
-    # An empty error result still says something, and says it is an error.
+    # An empty result still says something (the API rejects empty content).
     [failure] = tool_results(api.requests[2])
-    assert failure["is_error"] is True and failure["content"] == "Error: (no output)"
+    assert failure["is_error"] is True and failure["content"] == "(no output)"
     assert "tools" not in api.requests[2] and "system" not in api.requests[2]
 
 
@@ -229,7 +229,8 @@ def test_without_credentials_no_model_is_configured(
 ) -> None:
     for var in ("ANTHROPIC_API_KEY", "ANTHROPIC_AUTH_TOKEN", "ANTHROPIC_PROFILE"):
         monkeypatch.delenv(var, raising=False)
-    monkeypatch.setenv("ANTHROPIC_CONFIG_DIR", str(tmp_path / "anthropic"))
+    monkeypatch.delenv("ANTHROPIC_CONFIG_DIR", raising=False)
+    monkeypatch.setenv("HOME", str(tmp_path))  # no SDK profile files either
     with pytest.raises(NoModelConfigured) as info:
         AnthropicProvider("claude-test")
     assert str(info.value).startswith("No model configured")

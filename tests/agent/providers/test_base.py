@@ -65,3 +65,4 @@ def test_results_sent_to_a_model_are_never_empty_and_errors_say_so() -> None:
     assert result_text(ToolResult("")) == "(no output)"
     assert result_text(ToolResult("boom", is_error=True)) == "Error: boom"
     assert result_text(ToolResult("Error: already", is_error=True)) == "Error: already"
+    assert result_text(ToolResult("boom", is_error=True), mark_errors=False) == "boom"

@@ -1,10 +1,10 @@
 """Model providers: which model to use, and the object that talks to it.
 
 ``--model`` (else ``$CAT_CODE_MODEL``, else `DEFAULT_MODEL`) names a model as
-``PROVIDER:NAME``; a bare ``claude-…`` name means Anthropic. `create_provider` imports the
-chosen SDK only then, so nothing here pulls in ``anthropic`` or ``openai`` at import
-time, and it raises `NoModelConfigured` (one line saying how to fix it) when the
-provider has no credentials, so the REPL can still run without a model.
+``PROVIDER:NAME``; a bare ``claude-…`` name means Anthropic. No SDK is imported here or
+by `create_provider` (a provider's ``prepare`` imports it on a thread), and
+`create_provider` raises `NoModelConfigured` (one line saying how to fix it) when the
+provider has no credentials or its SDK is missing, so the REPL still runs without one.
 """
 
 from __future__ import annotations
@@ -80,15 +80,14 @@ def create_provider(choice: ModelChoice) -> Provider:
 
         return AnthropicProvider(choice.model)
     if choice.provider == "openai":
+        from cat_code.agent.providers.openai import OpenAIProvider
+
         try:
-            from cat_code.agent.providers.openai import OpenAIProvider
+            return OpenAIProvider(choice.model)
         except ImportError as exc:
             raise NoModelConfigured(
-                f"The openai provider needs the openai package ({exc.msg}): "
-                "pip install 'cat-code[openai]'"
+                "The openai provider needs the openai package: pip install 'cat-code[openai]'"
             ) from exc
-
-        return OpenAIProvider(choice.model)
     raise ModelSpecError(f"unknown model provider {choice.provider!r}")
 
 

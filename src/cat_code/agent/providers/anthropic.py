@@ -1,20 +1,24 @@
 """The Anthropic Messages API through the official ``anthropic`` SDK.
 
 The SDK reads ``ANTHROPIC_API_KEY`` (or ``ANTHROPIC_AUTH_TOKEN``, or its profile files)
-and ``ANTHROPIC_BASE_URL`` itself. Its retries are off: `RetryPolicy` retries for every
-provider alike. Conversion happens only here: our messages become content blocks
-(consecutive same-role messages merged, empty ones dropped, tool results first in a
-user turn, as the API requires), tool schemas pass through `object_schema`, and every
-SDK exception becomes a one-line `ModelError`.
+and ``ANTHROPIC_BASE_URL`` itself. Importing it takes about a second, so `prepare`
+imports it on a worker thread (the REPL's prompt is up meanwhile) and the client is
+built on first use; whether credentials exist is judged from the environment alone.
+Its retries are off: `RetryPolicy` retries for every provider alike. Conversion happens
+only here: our messages become content blocks (consecutive same-role messages merged,
+empty ones dropped, tool results first in a user turn, as the API requires), tool
+schemas pass through `object_schema`, and every SDK exception becomes a one-line
+`ModelError`.
 """
 
 from __future__ import annotations
 
+import asyncio
 import logging
-from collections.abc import Sequence
-from typing import Any, cast
-
-import anthropic
+import os
+from collections.abc import Mapping, Sequence
+from pathlib import Path
+from typing import TYPE_CHECKING, Any, cast
 
 from cat_code.agent.providers import HOW_TO_CONFIGURE, NoModelConfigured
 from cat_code.agent.providers.base import (
@@ -28,11 +32,15 @@ from cat_code.agent.providers.base import (
     Usage,
     UserMessage,
     describe_status,
+    import_in_background,
     result_text,
     retry_after_seconds,
     status_kind,
 )
 from cat_code.agent.providers.schema import object_schema
+
+if TYPE_CHECKING:
+    import anthropic
 
 logger = logging.getLogger(__name__)
 
@@ -48,20 +56,53 @@ _STOP_REASONS: dict[str, StopReason] = {
 }
 
 
+#: Variables any of which lets the SDK find a credential without a key in the environment.
+_CREDENTIAL_VARS = (
+    "ANTHROPIC_API_KEY", "ANTHROPIC_AUTH_TOKEN", "ANTHROPIC_PROFILE", "ANTHROPIC_CONFIG_DIR",
+    "ANTHROPIC_IDENTITY_TOKEN", "ANTHROPIC_IDENTITY_TOKEN_FILE",
+)  # fmt: skip
+
+
+def credentials_in_sight(environ: Mapping[str, str] | None = None) -> bool:
+    """Whether the SDK has something to authenticate with: a variable or a profile folder."""
+    env = os.environ if environ is None else environ
+    if any(env.get(name) for name in _CREDENTIAL_VARS):
+        return True
+    home = env.get("HOME")
+    return home is not None and (Path(home) / ".config" / "anthropic").is_dir()
+
+
 class AnthropicProvider:
     """Claude models through ``AsyncAnthropic().messages.create``."""
 
     def __init__(self, model: str, *, client: anthropic.AsyncAnthropic | None = None) -> None:
         self.model = model
         self.name = f"anthropic:{model}"
-        if client is None:
+        if client is None and not credentials_in_sight():
+            raise NoModelConfigured(f"No model configured: {HOW_TO_CONFIGURE}.")
+        self._client = client
+        self._import: asyncio.Future[Any] | None = None
+
+    async def prepare(self) -> None:
+        """Import the SDK off the event loop; later calls wait for the same import."""
+        if self._import is None:
+            self._import = import_in_background("anthropic")
+        await asyncio.shield(self._import)
+
+    async def _ready_client(self) -> anthropic.AsyncAnthropic:
+        if self._client is None:
+            await self.prepare()
+            import anthropic
+
             try:
                 client = anthropic.AsyncAnthropic(max_retries=0)
-            except anthropic.AnthropicError as exc:  # e.g. a profile file that is missing
-                raise NoModelConfigured(f"No model configured: {exc}") from exc
-        self._client = c = client
-        if not (c.api_key or c.auth_token or c.credentials is not None):
-            raise NoModelConfigured(f"No model configured: {HOW_TO_CONFIGURE}.")
+            except anthropic.AnthropicError as exc:  # e.g. a profile file that is broken
+                raise ModelError("config", f"Anthropic credentials: {exc}") from exc
+            if not (client.api_key or client.auth_token or client.credentials is not None):
+                await client.close()
+                raise ModelError("config", f"No model configured: {HOW_TO_CONFIGURE}.")
+            self._client = client
+        return self._client
 
     async def complete(
         self, system: str, messages: Sequence[Message], tools: Sequence[ToolSpec]
@@ -77,8 +118,11 @@ class AnthropicProvider:
             params["system"] = system
         if tools:
             params["tools"] = [tool_param(t) for t in tools]
+        client = await self._ready_client()
+        import anthropic
+
         try:
-            response = await self._client.messages.create(**params)
+            response = await client.messages.create(**params)
         except anthropic.APIStatusError as exc:
             raise self._status_error(exc) from exc
         except anthropic.APIConnectionError as exc:
@@ -88,7 +132,8 @@ class AnthropicProvider:
         return from_wire(response)
 
     async def close(self) -> None:
-        await self._client.close()
+        if self._client is not None:
+            await self._client.close()
 
     def _status_error(self, exc: anthropic.APIStatusError) -> ModelError:
         status = exc.status_code
@@ -109,10 +154,12 @@ class AnthropicProvider:
         )
 
     def _connection_error(self, exc: anthropic.APIConnectionError) -> ModelError:
+        import anthropic
+
         timeout = isinstance(exc, anthropic.APITimeoutError)
         cause = exc.__cause__
         reason = str(cause) if cause is not None and str(cause) else exc.message
-        where = str(self._client.base_url)
+        where = str(self._client.base_url) if self._client is not None else "?"
         if timeout:
             return ModelError("timeout", f"Anthropic API timed out ({where})")
         return ModelError("network", f"Anthropic API unreachable at {where}: {reason}")
@@ -136,7 +183,7 @@ def to_wire(messages: Sequence[Message]) -> list[dict[str, Any]]:
                 {
                     "type": "tool_result",
                     "tool_use_id": result.tool_call_id,
-                    "content": result_text(result),
+                    "content": result_text(result, mark_errors=False),
                     "is_error": result.is_error,
                 }
                 for result in message.tool_results

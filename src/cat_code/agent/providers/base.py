@@ -10,7 +10,10 @@ SDK clients are built with their own retries off so backoff is visible and testa
 from __future__ import annotations
 
 import asyncio
+import contextlib
+import importlib
 import random
+import threading
 from collections.abc import Awaitable, Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any, Literal, Protocol
@@ -110,6 +113,9 @@ class Provider(Protocol):
     #: ``provider:model``, as shown to the user.
     name: str
 
+    async def prepare(self) -> None:
+        """Load what the first call needs (the SDK); safe to call early, and more than once."""
+
     async def complete(
         self, system: str, messages: Sequence[Message], tools: Sequence[ToolSpec]
     ) -> ModelResponse:
@@ -192,10 +198,14 @@ def status_kind(status: int) -> ErrorKind:
     return "other"
 
 
-def result_text(result: ToolResult) -> str:
-    """A tool result's text as sent to a model: never empty, errors marked as errors."""
+def result_text(result: ToolResult, *, mark_errors: bool = True) -> str:
+    """A tool result's text as sent to a model: never empty (APIs reject that).
+
+    ``mark_errors`` prefixes ``Error:`` to a failed result that does not say so already,
+    for APIs with no error flag on tool results (OpenAI chat completions).
+    """
     text = result.content if result.content.strip() else "(no output)"
-    if result.is_error and not text.lstrip().lower().startswith("error"):
+    if mark_errors and result.is_error and not text.lstrip().lower().startswith("error"):
         text = "Error: " + text
     return text
 
@@ -230,3 +240,34 @@ def describe_status(kind: ErrorKind) -> str:
         "config": "not configured",
         "other": "error",
     }[kind]
+
+
+def import_in_background(module: str) -> asyncio.Future[None]:
+    """Import ``module`` on a daemon thread; the future resolves when it is imported.
+
+    Not the loop's default executor: ``asyncio.run`` waits for that at exit, so quitting
+    right after starting would wait for a model SDK nobody is going to use.
+    """
+    loop = asyncio.get_running_loop()
+    future: asyncio.Future[None] = loop.create_future()
+
+    def settle(error: BaseException | None) -> None:
+        if future.done():
+            return
+        if error is None:
+            future.set_result(None)
+        else:
+            future.set_exception(error)
+
+    def work() -> None:
+        try:
+            importlib.import_module(module)
+        except BaseException as exc:  # handed to the awaiting task, not lost on the thread
+            error: BaseException | None = exc
+        else:
+            error = None
+        with contextlib.suppress(RuntimeError):  # the loop closed first: nobody is waiting
+            loop.call_soon_threadsafe(settle, error)
+
+    threading.Thread(target=work, name=f"import {module}", daemon=True).start()
+    return future

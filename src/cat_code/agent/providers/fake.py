@@ -47,6 +47,9 @@ class ScriptedProvider:
         self.calls: list[RecordedCall] = []
         self.closed = False
 
+    async def prepare(self) -> None:
+        pass
+
     async def complete(
         self, system: str, messages: Sequence[Message], tools: Sequence[ToolSpec]
     ) -> ModelResponse:

@@ -3,21 +3,23 @@
 OpenAI itself, or a local Ollama, llama.cpp or vLLM server via ``OPENAI_BASE_URL``
 (a local server needs no key: a placeholder is sent when ``OPENAI_API_KEY`` is unset).
 The SDK is an optional extra; `create_provider` turns its absence into one line. As for
-Anthropic, SDK retries are off, conversion happens only here, and every SDK exception
-becomes a one-line `ModelError`. Tool-call arguments that are not a JSON object become
-a `ToolCall` with ``error`` set, which the loop reports to the model as an error result.
+Anthropic, the SDK is imported on a worker thread by `prepare`, SDK retries are off,
+conversion happens only here, and every SDK exception becomes a one-line `ModelError`.
+Tool-call arguments that are not a JSON object become a `ToolCall` with ``error`` set,
+which the loop reports to the model as an error result.
 """
 
 from __future__ import annotations
 
+import asyncio
+import importlib
+import importlib.util
 import itertools
 import json
 import logging
 import os
 from collections.abc import Sequence
-from typing import Any
-
-import openai
+from typing import TYPE_CHECKING, Any
 
 from cat_code.agent.providers import HOW_TO_CONFIGURE, NoModelConfigured
 from cat_code.agent.providers.base import (
@@ -31,11 +33,15 @@ from cat_code.agent.providers.base import (
     Usage,
     UserMessage,
     describe_status,
+    import_in_background,
     result_text,
     retry_after_seconds,
     status_kind,
 )
 from cat_code.agent.providers.schema import object_schema
+
+if TYPE_CHECKING:
+    import openai
 
 logger = logging.getLogger(__name__)
 
@@ -59,11 +65,30 @@ class OpenAIProvider:
         self.model = model
         self.name = f"openai:{model}"
         if client is None:
-            key = os.environ.get("OPENAI_API_KEY")
-            if not key and not os.environ.get("OPENAI_BASE_URL"):
+            if importlib.util.find_spec("openai") is None:
+                raise ImportError("No module named 'openai'", name="openai")
+            if not os.environ.get("OPENAI_API_KEY") and not os.environ.get("OPENAI_BASE_URL"):
                 raise NoModelConfigured(f"No model configured: {HOW_TO_CONFIGURE}.")
-            client = openai.AsyncOpenAI(api_key=key or LOCAL_PLACEHOLDER_KEY, max_retries=0)
         self._client = client
+        self._import: asyncio.Future[Any] | None = None
+
+    async def prepare(self) -> None:
+        """Import the SDK off the event loop; later calls wait for the same import."""
+        if self._import is None:
+            self._import = import_in_background("openai")
+        await asyncio.shield(self._import)
+
+    async def _ready_client(self) -> openai.AsyncOpenAI:
+        if self._client is None:
+            await self.prepare()
+            import openai
+
+            key = os.environ.get("OPENAI_API_KEY") or LOCAL_PLACEHOLDER_KEY
+            try:
+                self._client = openai.AsyncOpenAI(api_key=key, max_retries=0)
+            except openai.OpenAIError as exc:
+                raise ModelError("config", f"OpenAI client: {exc}") from exc
+        return self._client
 
     async def complete(
         self, system: str, messages: Sequence[Message], tools: Sequence[ToolSpec]
@@ -71,12 +96,15 @@ class OpenAIProvider:
         params: dict[str, Any] = {"model": self.model, "messages": to_wire(system, messages)}
         if tools:
             params["tools"] = [tool_param(t) for t in tools]
+        client = await self._ready_client()
+        import openai
+
         try:
-            response = await self._client.chat.completions.create(**params)
+            response = await client.chat.completions.create(**params)
         except openai.APIStatusError as exc:
             raise self._status_error(exc) from exc
         except openai.APIConnectionError as exc:
-            where = str(self._client.base_url)
+            where = str(client.base_url)
             if isinstance(exc, openai.APITimeoutError):
                 raise ModelError("timeout", f"OpenAI API timed out ({where})") from exc
             cause = exc.__cause__
@@ -87,7 +115,8 @@ class OpenAIProvider:
         return from_wire(response)
 
     async def close(self) -> None:
-        await self._client.close()
+        if self._client is not None:
+            await self._client.close()
 
     def _status_error(self, exc: openai.APIStatusError) -> ModelError:
         status = exc.status_code

@@ -1,0 +1,181 @@
+"""``cat-code -p`` end to end: the real command and SDKs, a real MCP server, a scripted API."""
+
+from __future__ import annotations
+
+import os
+import signal
+import subprocess
+import sys
+from pathlib import Path
+from typing import Any
+
+import pytest
+from scripted.model_api import (
+    ScriptedModelApi,
+    anthropic_error,
+    anthropic_text,
+    anthropic_tool_use,
+    openai_text,
+    openai_tool_call,
+    tool_results,
+)
+from scripted.processes import ECHO_SERVER, REPO, alive, pid_recording_config, read_pid
+
+CAT_CODE = str(Path(sys.executable).parent / "cat-code")
+EXAMPLE_CONFIG = "examples/mcp.json"
+_MODEL_VARS = (
+    "ANTHROPIC_API_KEY", "ANTHROPIC_AUTH_TOKEN", "ANTHROPIC_BASE_URL", "ANTHROPIC_PROFILE",
+    "ANTHROPIC_CONFIG_DIR",
+    "OPENAI_API_KEY", "OPENAI_BASE_URL", "CAT_CODE_MODEL",
+)  # fmt: skip
+
+
+def environment(tmp_path: Path, **extra: str) -> dict[str, str]:
+    """Our environment without model settings; HOME is empty so no SDK profile file is found."""
+    env = {k: v for k, v in os.environ.items() if k not in _MODEL_VARS}
+    env.pop("ANTHROPIC_CONFIG_DIR", None)
+    env["HOME"] = str(tmp_path)
+    env.update(extra)
+    return env
+
+
+def cat_code(env: dict[str, str], *args: str) -> subprocess.CompletedProcess[str]:
+    return subprocess.run(
+        [CAT_CODE, *args], cwd=REPO, env=env, capture_output=True, text=True, timeout=60
+    )
+
+
+def anthropic_env(tmp_path: Path, api: ScriptedModelApi) -> dict[str, str]:
+    return environment(tmp_path, ANTHROPIC_API_KEY="test-key", ANTHROPIC_BASE_URL=api.url)
+
+
+def test_one_shot_calls_the_echo_tool_and_prints_only_the_answer_on_stdout(
+    tmp_path: Path,
+) -> None:
+    def ask_for_echo(request: dict[str, Any]) -> dict[str, Any]:
+        assert "mcp__echo__echo" in [t["name"] for t in request["tools"]]
+        return anthropic_tool_use("mcp__echo__echo", {"text": "你好"}, call_id="toolu_echo")
+
+    def check_result(request: dict[str, Any]) -> dict[str, Any]:
+        [result] = tool_results(request)
+        assert result["tool_use_id"] == "toolu_echo"
+        assert result["content"] == "你好" and result["is_error"] is False
+        return anthropic_text("The echo tool said 你好.")
+
+    with ScriptedModelApi([ask_for_echo, check_result]) as api:
+        run = cat_code(
+            anthropic_env(tmp_path, api),
+            "-p", "use the echo tool to say 你好", "--mcp-config", EXAMPLE_CONFIG,
+        )  # fmt: skip
+    assert api.errors == []
+    assert run.returncode == 0, run.stderr
+    assert run.stdout == "The echo tool said 你好.\n"
+    assert '⏺ mcp__echo__echo {"text":"你好"} → 你好' in run.stderr.splitlines()
+    assert len(api.requests) == 2
+
+
+def test_a_tool_that_would_ask_is_refused_unless_allowed(tmp_path: Path) -> None:
+    def answer(request: dict[str, Any]) -> dict[str, Any]:
+        [result] = tool_results(request)
+        return anthropic_text(f"is_error={result['is_error']} content={result['content']}")
+
+    script = [anthropic_tool_use("mcp__echo__fail", {}), answer]
+    with ScriptedModelApi(script) as api:
+        refused = cat_code(
+            anthropic_env(tmp_path, api), "-p", "fail", "--mcp-config", EXAMPLE_CONFIG
+        )
+    assert refused.returncode == 0, refused.stderr
+    assert "is_error=True" in refused.stdout and "--allow-tool 'mcp__echo__fail'" in refused.stdout
+
+    with ScriptedModelApi(script) as api:
+        allowed = cat_code(
+            anthropic_env(tmp_path, api),
+            "-p", "fail", "--mcp-config", EXAMPLE_CONFIG, "--allow-tool", "mcp__echo__*",
+        )  # fmt: skip
+    assert allowed.returncode == 0, allowed.stderr
+    assert allowed.stdout == "is_error=True content=this tool always fails\n"
+    assert "⏺ mcp__echo__fail {} → this tool always fails" in allowed.stderr
+
+
+def test_an_api_error_exits_1_with_one_line_on_stderr(tmp_path: Path) -> None:
+    with ScriptedModelApi(
+        [anthropic_error(401, "authentication_error", "invalid x-api-key")]
+    ) as api:
+        run = cat_code(anthropic_env(tmp_path, api), "-p", "hi", "--mcp-config", EXAMPLE_CONFIG)
+    assert run.returncode == 1
+    assert run.stdout == ""
+    assert run.stderr.strip().splitlines() == [
+        "cat-code: Anthropic API authentication failed (401): invalid x-api-key "
+        "— check ANTHROPIC_API_KEY"
+    ]
+
+
+def test_without_a_model_one_shot_exits_1_saying_how_to_configure_one(tmp_path: Path) -> None:
+    run = cat_code(environment(tmp_path), "-p", "hi", "--mcp-config", EXAMPLE_CONFIG)
+    assert run.returncode == 1 and run.stdout == ""
+    assert "No model configured" in run.stderr and "ANTHROPIC_API_KEY" in run.stderr
+
+
+def test_one_shot_through_an_openai_compatible_server(tmp_path: Path) -> None:
+    def check(request: dict[str, Any]) -> dict[str, Any]:
+        tool_message = request["messages"][-1]
+        assert tool_message == {"role": "tool", "tool_call_id": "call_1", "content": "olleh"}
+        return openai_text("reversed: olleh")
+
+    script = [openai_tool_call("mcp__echo__reverse", '{"text": "hello"}', call_id="call_1"), check]
+    with ScriptedModelApi(script) as api:
+        env = environment(tmp_path, OPENAI_BASE_URL=api.url + "/v1")
+        run = cat_code(
+            env, "-p", "reverse hello", "--model", "openai:local", "--mcp-config", EXAMPLE_CONFIG
+        )
+    assert api.errors == []
+    assert run.returncode == 0, run.stderr
+    assert run.stdout == "reversed: olleh\n"
+    assert api.requests[0]["model"] == "local"
+
+
+def test_sigterm_during_a_tool_call_closes_the_mcp_server(tmp_path: Path) -> None:
+    config, pidfiles = pid_recording_config(tmp_path, {"echo": ECHO_SERVER})
+    script = [anthropic_tool_use("mcp__echo__sleep", {"seconds": 60})]
+    with ScriptedModelApi(script) as api:
+        with subprocess.Popen(
+            [CAT_CODE, "-p", "sleep", "--yes", "--mcp-config", str(config)],
+            cwd=REPO,
+            env=anthropic_env(tmp_path, api),
+            stdout=subprocess.PIPE,
+            stderr=subprocess.PIPE,
+            text=True,
+        ) as process:
+            try:
+                assert process.stderr is not None
+                # The server reports progress once the call is running: wait for that line.
+                line = process.stderr.readline()
+                assert "mcp__echo__sleep" in line, line
+                pid = read_pid(pidfiles["echo"])
+                assert alive(pid)
+                process.send_signal(signal.SIGTERM)
+                _, err = process.communicate(timeout=30)
+            finally:
+                if process.poll() is None:
+                    process.kill()
+                    process.wait()
+    assert process.returncode == 128 + signal.SIGTERM
+    assert "interrupted by SIGTERM" in err
+    assert not alive(pid)
+
+
+@pytest.mark.parametrize("args", [["--help"], ["mcp", "list", "--mcp-config", "missing.json"]])
+def test_help_and_mcp_commands_never_import_the_model_sdks_or_the_terminal_ui(
+    tmp_path: Path, args: list[str]
+) -> None:
+    run = subprocess.run(
+        [sys.executable, "-X", "importtime", "-m", "cat_code", *args],
+        cwd=tmp_path,
+        env=environment(tmp_path),
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
+    imported = {line.split("|")[-1].strip().split(".")[0] for line in run.stderr.splitlines()}
+    assert "cat_code" in imported
+    assert imported.isdisjoint({"anthropic", "openai", "prompt_toolkit", "rich"})
