@@ -23,7 +23,11 @@ examples:
   cat-code mcp list                       connect every server and show its status
   cat-code mcp tools                      list every MCP tool
   cat-code mcp call mcp__echo__echo '{"text": "hi"}'
+  cat-code                                start the REPL (/help lists its commands)
   cat-code -p "summarise README.md"       run the agent once (needs a model API key)
+
+models: ANTHROPIC_API_KEY (and ANTHROPIC_BASE_URL) for anthropic:<model>;
+OPENAI_API_KEY or OPENAI_BASE_URL (Ollama, llama.cpp, vLLM) for openai:<model>.
 """
 
 
@@ -78,12 +82,13 @@ def build_parser() -> argparse.ArgumentParser:
     _add_common(parser)
     parser.add_argument(
         "-p", "--print", dest="prompt", metavar="PROMPT",
-        help="run the agent once on PROMPT; answer on stdout, tool calls on stderr",
+        help="run the agent once on PROMPT ('-' reads it from stdin); answer on stdout, "
+        "tool calls on stderr; exit 0 on an answer, 1 otherwise",
     )  # fmt: skip
     parser.add_argument(
         "--model",
-        help="model as PROVIDER:NAME, e.g. anthropic:claude-sonnet-4-5 or openai:gpt-4o "
-        "(default: $CAT_CODE_MODEL)",
+        help="model as PROVIDER:NAME, e.g. anthropic:claude-haiku-5-5 or openai:gpt-5.5 "
+        "(default: $CAT_CODE_MODEL, else anthropic:claude-sonnet-5-5)",
     )
     parser.add_argument("--yes", action="store_true", help="approve every tool call without asking")
     parser.add_argument(
@@ -92,7 +97,7 @@ def build_parser() -> argparse.ArgumentParser:
     )  # fmt: skip
     parser.add_argument(
         "--max-turns", type=int, default=None, metavar="N",
-        help="stop after N model turns per prompt",
+        help="stop after N model turns per prompt (default 50)",
     )  # fmt: skip
     commands = parser.add_subparsers(dest="command", metavar="COMMAND")
     mcp = commands.add_parser(
