@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+import json
 import logging
 import os
 import signal
@@ -15,7 +16,7 @@ from conftest import ECHO_SERVER
 from fakes import FakeTransport, tool
 from procs import alive, kill_quietly, read_pid, server_command, wait_until
 
-from cat_code.mcp.config import BrokenServer, McpConfig, ServerConfig
+from cat_code.mcp.config import BrokenServer, McpConfig, ServerConfig, load_config
 from cat_code.mcp.pool import McpPool, default_transport
 from cat_code.mcp.stdio import StdioTransport
 from cat_code.mcp.transport import Transport
@@ -260,3 +261,29 @@ async def test_colliding_names_across_servers_are_resolved_in_config_order(
     assert second[0].name != "mcp__a_b__t" and second[0].name.startswith("mcp__a_b__t_")
     assert any("mcp__a_b__t" in r.getMessage() for r in caplog.records)
     assert all(f.closed for f in fakes.values())
+
+
+async def test_a_stdio_server_that_dies_while_idle_shows_failed_with_its_exit_code(
+    tmp_path: Path,
+) -> None:
+    config_path = tmp_path / "mcp.json"
+    config_path.write_text(
+        json.dumps(
+            {"mcpServers": {"echo": {"command": sys.executable, "args": [str(ECHO_SERVER)]}}}
+        )
+    )
+    pool = McpPool(load_config([config_path]))
+    try:
+        await pool.connect_all()
+        server = pool.servers[0]
+        assert server.state == "CONNECTED"
+        assert server.client is not None
+        transport = server.client.transport
+        assert isinstance(transport, StdioTransport) and transport.pid is not None
+        os.kill(transport.pid, signal.SIGKILL)
+        await wait_until(lambda: transport.returncode is not None)
+        status = pool.status()[0]
+        assert status.state == "FAILED"
+        assert "killed by signal 9" in (status.error or "")
+    finally:
+        await pool.close_all()

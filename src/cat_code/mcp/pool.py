@@ -21,6 +21,7 @@ from cat_code.mcp.adapter import McpTool, assign_names
 from cat_code.mcp.client import ClientState, ElicitationHandler, McpClient
 from cat_code.mcp.config import BrokenServer, McpConfig, ServerConfig
 from cat_code.mcp.errors import McpClientError
+from cat_code.mcp.stdio import StdioTransport
 from cat_code.mcp.transport import Transport
 from cat_code.tools.registry import ToolRegistry
 
@@ -99,16 +100,28 @@ class McpServer:
         self.error: str | None = None
         self.task: asyncio.Task[None] | None = None
         self._refresh: asyncio.Task[None] | None = None
+        self._stopping = False
 
     @property
     def state(self) -> str:
         if self.config.disabled:
             return "DISABLED"
+        self._notice_exit()
         if self.error is not None:
             return ClientState.FAILED.value
         if self.client is None:
             return ClientState.NEW.value
         return self.client.state.value
+
+    def _notice_exit(self) -> None:
+        """A stdio server that died while idle is FAILED, not CONNECTED until the next call."""
+        client = self.client
+        if client is None or client.state is not ClientState.CONNECTED or self._stopping:
+            return
+        transport = client.transport
+        if isinstance(transport, StdioTransport) and (reason := transport.exit_reason()):
+            client.state = ClientState.FAILED
+            client.last_error = reason
 
     async def run(self, stop: asyncio.Event) -> None:
         """Owner task: connect, list tools, wait for stop, close. Never raises."""
@@ -147,6 +160,7 @@ class McpServer:
                 self.ready.set()
             if self.error is None:
                 await stop.wait()
+            self._stopping = True
         finally:
             if self._refresh is not None:
                 self._refresh.cancel()
@@ -161,6 +175,7 @@ class McpServer:
         self._refresh = asyncio.ensure_future(self._pool.refresh_tools(self))
 
     def status(self) -> ServerStatus:
+        self._notice_exit()
         client = self.client
         error = self.error
         if error is None and client is not None and client.state is ClientState.FAILED:

@@ -48,6 +48,9 @@ STDERR_TAIL_LINES = 20
 STDERR_LINE_MAX = 2000
 #: Pause writers above this much unsent data (asyncio's 64 KiB default stalls 1000 small calls).
 WRITE_HIGH_WATER = 4 * 1024 * 1024
+#: Lines written in one loop iteration go out together, in writes of about this size:
+#: few system calls, yet the server starts on the first ones while we prepare the rest.
+WRITE_BATCH_BYTES = 16 * 1024
 #: How often to look again whether the process group is gone while closing.
 _GROUP_POLL_S = 0.02
 #: Compact separators: no embedded newline can appear, and fewer bytes to move. Built
@@ -108,6 +111,7 @@ class StdioTransport:
         self._can_write: asyncio.Event | None = None
         #: Lines written since the last flush; None when no flush is scheduled.
         self._outbox: list[bytes] | None = None
+        self._outbox_bytes = 0
         self._close_task: asyncio.Task[None] | None = None
 
     # -- Transport ---------------------------------------------------------------
@@ -183,14 +187,25 @@ class StdioTransport:
     def returncode(self) -> int | None:
         return self._returncode
 
+    def exit_reason(self) -> str | None:
+        """Why the child is gone (exit code and stderr tail), or None while it runs."""
+        return None if self._returncode is None else str(self._exit_error())
+
     # -- writing -----------------------------------------------------------------
 
     def _write(self, message: JsonObject) -> None:
         stdin = self._stdin
         assert stdin is not None, "start() first"
         line = _encode(message).encode() + b"\n"
-        if self._outbox is not None:
-            self._outbox.append(line)
+        outbox = self._outbox
+        if outbox is not None:
+            outbox.append(line)
+            self._outbox_bytes += len(line)
+            if self._outbox_bytes >= WRITE_BATCH_BYTES:
+                # Enough for the server to start on while we prepare the rest.
+                stdin.write(b"".join(outbox))
+                outbox.clear()
+                self._outbox_bytes = 0
             return
         # The first line of a loop iteration goes out at once (no added latency); any
         # more in the same iteration are joined into one write when it ends, so 1000
@@ -201,6 +216,7 @@ class StdioTransport:
 
     def _flush(self) -> None:
         lines, self._outbox = self._outbox, None
+        self._outbox_bytes = 0
         stdin = self._stdin
         if lines and stdin is not None and not stdin.is_closing():
             stdin.write(lines[0] if len(lines) == 1 else b"".join(lines))
