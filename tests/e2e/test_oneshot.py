@@ -39,9 +39,18 @@ def environment(tmp_path: Path, **extra: str) -> dict[str, str]:
     return env
 
 
-def cat_code(env: dict[str, str], *args: str) -> subprocess.CompletedProcess[str]:
+def cat_code(
+    env: dict[str, str], *args: str, stdin: str | None = None
+) -> subprocess.CompletedProcess[str]:
     return subprocess.run(
-        [CAT_CODE, *args], cwd=REPO, env=env, capture_output=True, text=True, timeout=60
+        [CAT_CODE, *args],
+        cwd=REPO,
+        env=env,
+        input=stdin,
+        stdin=subprocess.DEVNULL if stdin is None else None,
+        capture_output=True,
+        text=True,
+        timeout=60,
     )
 
 
@@ -116,7 +125,9 @@ def test_without_a_model_one_shot_exits_1_saying_how_to_configure_one(tmp_path: 
     assert "No model configured" in run.stderr and "ANTHROPIC_API_KEY" in run.stderr
 
 
-def test_one_shot_through_an_openai_compatible_server(tmp_path: Path) -> None:
+def test_one_shot_through_an_openai_compatible_server_with_the_prompt_on_stdin(
+    tmp_path: Path,
+) -> None:
     def check(request: dict[str, Any]) -> dict[str, Any]:
         tool_message = request["messages"][-1]
         assert tool_message == {"role": "tool", "tool_call_id": "call_1", "content": "olleh"}
@@ -126,12 +137,14 @@ def test_one_shot_through_an_openai_compatible_server(tmp_path: Path) -> None:
     with ScriptedModelApi(script) as api:
         env = environment(tmp_path, OPENAI_BASE_URL=api.url + "/v1")
         run = cat_code(
-            env, "-p", "reverse hello", "--model", "openai:local", "--mcp-config", EXAMPLE_CONFIG
-        )
+            env, "-p", "-", "--model", "openai:local", "--mcp-config", EXAMPLE_CONFIG,
+            stdin="reverse hello",
+        )  # fmt: skip
     assert api.errors == []
     assert run.returncode == 0, run.stderr
     assert run.stdout == "reversed: olleh\n"
     assert api.requests[0]["model"] == "local"
+    assert api.requests[0]["messages"][-1] == {"role": "user", "content": "reverse hello"}
 
 
 def test_sigterm_during_a_tool_call_closes_the_mcp_server(tmp_path: Path) -> None:

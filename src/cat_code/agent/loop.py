@@ -22,13 +22,14 @@ import asyncio
 import logging
 from collections.abc import Callable
 from dataclasses import dataclass, field
-from typing import Any, Literal
+from typing import Literal
 
 from cat_code.agent.permissions import Permissions
 from cat_code.agent.providers.base import (
     AssistantMessage,
     Message,
     ModelError,
+    ModelResponse,
     Provider,
     RetryPolicy,
     StopReason,
@@ -151,7 +152,7 @@ class Agent:
 
     # -- model -----------------------------------------------------------------------
 
-    async def _complete(self) -> Any:
+    async def _complete(self) -> ModelResponse:
         system = self.system_prompt() if callable(self.system_prompt) else self.system_prompt
         tools = [ToolSpec(t.name, t.description, t.input_schema) for t in self.registry.list()]
         self.events.model_started()

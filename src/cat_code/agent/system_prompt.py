@@ -7,6 +7,7 @@ prompt is rebuilt for each model call, so servers that connect later are include
 
 from __future__ import annotations
 
+import logging
 import platform
 from collections.abc import Mapping
 from pathlib import Path
@@ -14,6 +15,8 @@ from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:
     from cat_code.mcp.pool import McpPool
+
+logger = logging.getLogger(__name__)
 
 MAX_INSTRUCTIONS_CHARS = 2000
 

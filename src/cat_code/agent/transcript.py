@@ -8,7 +8,10 @@ count of what was cut. Pure text functions only: colour is the REPL's business.
 from __future__ import annotations
 
 import json
+import logging
 from typing import Any
+
+logger = logging.getLogger(__name__)
 
 BULLET = "⏺"
 ARROW = "→"

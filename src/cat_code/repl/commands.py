@@ -9,6 +9,7 @@
 from __future__ import annotations
 
 import json
+import logging
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Literal
@@ -17,6 +18,8 @@ from cat_code.tools.registry import ToolRegistry
 
 if TYPE_CHECKING:
     from cat_code.mcp.pool import McpPool, ServerStatus
+
+logger = logging.getLogger(__name__)
 
 
 @dataclass(frozen=True, slots=True)

@@ -11,10 +11,13 @@ explicit accept sends content back.
 
 from __future__ import annotations
 
+import logging
 import re
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
 from typing import Any, Literal
+
+logger = logging.getLogger(__name__)
 
 Kind = Literal["string", "number", "integer", "boolean", "choice", "multi"]
 #: Ask one question: (prompt, pre-filled default) → the line typed. Raises

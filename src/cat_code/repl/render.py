@@ -26,6 +26,8 @@ from cat_code.agent.providers.base import ModelError, ToolCall
 from cat_code.agent.transcript import ARROW, BULLET, INDENT, call_head, compact_json, tool_line
 from cat_code.tools.base import ToolResult
 
+logger = logging.getLogger(__name__)
+
 CANCEL_HINT = "(Ctrl-C cancels)"
 
 

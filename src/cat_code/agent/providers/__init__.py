@@ -9,6 +9,7 @@ provider has no credentials or its SDK is missing, so the REPL still runs withou
 
 from __future__ import annotations
 
+import logging
 import os
 from collections.abc import Mapping
 from dataclasses import dataclass
@@ -24,6 +25,8 @@ from cat_code.agent.providers.base import (
     ToolSpec,
     UserMessage,
 )
+
+logger = logging.getLogger(__name__)
 
 PROVIDERS = ("anthropic", "openai")
 DEFAULT_MODELS = {"anthropic": "claude-sonnet-5-5", "openai": "gpt-5.5"}

@@ -12,6 +12,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import importlib
+import logging
 import random
 import threading
 from collections.abc import Awaitable, Callable, Mapping, Sequence
@@ -19,6 +20,8 @@ from dataclasses import dataclass, field
 from typing import Any, Literal, Protocol
 
 from cat_code.tools.base import ToolResult
+
+logger = logging.getLogger(__name__)
 
 #: The reason a model stopped. Providers map their own vocabulary onto these.
 StopReason = Literal["end_turn", "tool_use", "max_tokens", "refusal", "other"]

@@ -12,6 +12,7 @@ from __future__ import annotations
 import copy
 import inspect
 import itertools
+import logging
 from collections.abc import Awaitable, Callable, Iterable, Sequence
 from dataclasses import dataclass
 from typing import Any
@@ -24,6 +25,8 @@ from cat_code.agent.providers.base import (
     ToolCall,
     ToolSpec,
 )
+
+logger = logging.getLogger(__name__)
 
 StepFunction = Callable[[list[Message]], ModelResponse | Awaitable[ModelResponse]]
 Step = ModelResponse | ModelError | StepFunction

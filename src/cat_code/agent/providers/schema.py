@@ -12,7 +12,10 @@ input is never mutated.
 from __future__ import annotations
 
 import copy
+import logging
 from typing import Any
+
+logger = logging.getLogger(__name__)
 
 _COMBINERS = ("allOf", "anyOf", "oneOf")
 
