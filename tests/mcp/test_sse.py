@@ -120,6 +120,7 @@ async def test_a_url_entry_without_a_type_falls_back_to_the_legacy_transport(
         (status,) = pool.status()
         assert status.state == "CONNECTED", status.error
         assert status.tools > 0
+        assert status.transport == "sse"
         server = pool.servers[0]
         assert server.client is not None
         transport = server.client.transport

@@ -113,6 +113,12 @@ class McpServer:
             return ClientState.NEW.value
         return self.client.state.value
 
+    def _transport_kind(self) -> str:
+        """The configured transport, or ``sse`` once a type-less URL fell back to it."""
+        if self.client is not None and getattr(self.client.transport, "fell_back", False):
+            return "sse"
+        return self.config.type
+
     def _notice_exit(self) -> None:
         """A stdio server that died while idle is FAILED, not CONNECTED until the next call."""
         client = self.client
@@ -187,7 +193,7 @@ class McpServer:
             name=self.name,
             state=self.state,
             tools=len(self.tools),
-            transport=self.config.type,
+            transport=self._transport_kind(),
             target=self.config.target,
             error=error,
             protocol_version=client.protocol_version if client is not None else None,
