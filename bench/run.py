@@ -152,6 +152,56 @@ class Bench:
                 for impl in active:
                     self._record(impl, samples[impl])
 
+    async def run_sessions(
+        self, workload: workloads.SessionWorkload, impls_to_run: tuple[str, ...] = IMPLS
+    ) -> None:
+        """Per repetition: every client's session open, a warm-up slice each, then the
+        timed slices with the clients taking turns (the order rotates every slice)."""
+        name = workload.name
+        if not self.wanted(name):
+            return
+        _progress(name)
+        active = list(impls_to_run)
+        for rep in range(-1, self.repetitions):
+            sessions: dict[str, impls.Session] = {}
+            totals = {impl: [0.0, 0] for impl in active}
+            try:
+                for impl in list(active):
+                    try:
+                        async with asyncio.timeout(SAMPLE_TIMEOUT_S):
+                            sessions[impl] = await workload.open(impl)
+                            await workload.slice(impl, sessions[impl], self.sizes)
+                    except Exception as exc:
+                        self._fail([name], impl, exc)
+                        active.remove(impl)
+                for turn in range(workload.slices(self.sizes)):
+                    shift = (rep + turn) % len(active) if active else 0
+                    for impl in active[shift:] + active[:shift]:
+                        try:
+                            async with asyncio.timeout(SAMPLE_TIMEOUT_S):
+                                seconds, count = await workload.slice(
+                                    impl, sessions[impl], self.sizes
+                                )
+                        except Exception as exc:
+                            self._fail([name], impl, exc)
+                            active.remove(impl)
+                            continue
+                        totals[impl][0] += seconds
+                        totals[impl][1] += count
+            finally:
+                # Last opened, first closed: the SDK's anyio scopes nest in this one task.
+                for impl, session in reversed(sessions.items()):
+                    try:
+                        await session.close()
+                    except Exception as exc:
+                        self._fail([name], impl, exc)
+                        if impl in active:
+                            active.remove(impl)
+            if rep >= 0:
+                for impl in active:
+                    seconds, count = totals[impl]
+                    self.results[name].samples[impl].append(seconds / count)
+
     def run_process(
         self,
         names: list[str],
@@ -179,9 +229,8 @@ class Bench:
 async def run_in_process(bench: Bench) -> None:
     w = workloads
     await bench.run_async(["stdio.connect", "stdio.close"], w.stdio_connect)
-    await bench.run_async(["stdio.seq"], w.stdio_seq)
-    await bench.run_async(["stdio.concurrent"], w.stdio_concurrent)
-    await bench.run_async(["stdio.large"], w.stdio_large)
+    for workload in w.session_workloads(None):
+        await bench.run_sessions(workload)
     await bench.run_async(["stdio.parallel_connect"], w.stdio_parallel_connect)
     http_names = [m.name for m in METRICS if m.name.startswith("http.")]
     if not bench.wanted(*http_names):
@@ -198,8 +247,9 @@ async def run_in_process(bench: Bench) -> None:
     try:
         for server in servers.values():
             await server.start()
-        for name, workload in workloads.http_workloads(servers).items():
-            await bench.run_async([name], workload, clients)
+        for workload in w.session_workloads(servers):
+            if workload.name.startswith("http."):
+                await bench.run_sessions(workload, clients)
     finally:
         for server in servers.values():
             await server.stop()

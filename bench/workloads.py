@@ -1,9 +1,12 @@
-"""In-process workloads: one function per workload, one sample per call, any client.
+"""In-process workloads: connection workloads, and timed slices on open sessions.
 
-Each workload takes the client's name and the run's `Sizes` and returns
-``{metric name: seconds}`` for one repetition. Connecting and warming up happen outside
-the timed part unless connecting is what is measured; every answer is checked after
-the clock stops, so a client that answers wrongly fails the run instead of looking fast.
+A connection workload (`stdio_connect`, `stdio_parallel_connect`) takes the client's
+name and the run's `Sizes` and returns ``{metric name: seconds}`` for one repetition.
+A `SessionWorkload` is run by ``run.py`` with every client's session open at once and
+its timed slices interleaved client by client (a burst of load from elsewhere then hits
+all three alike); a slice returns its seconds and how many operations it did. Every
+answer is checked after the clock stops, so a client that answers wrongly fails the run
+instead of looking fast.
 """
 
 from __future__ import annotations
@@ -16,7 +19,6 @@ import time
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
 
 import impls
 
@@ -63,38 +65,6 @@ async def stdio_connect(impl: str, sizes: Sizes) -> dict[str, float]:
     await session.close()
     closed = time.perf_counter()
     return {"stdio.connect": connected - start, "stdio.close": closed - connected}
-
-
-async def _stdio_session(impl: str) -> impls.Session:
-    command, *args = STDIO_SERVER
-    return await impls.open_stdio(impl, command, args)
-
-
-async def stdio_seq(impl: str, sizes: Sizes) -> dict[str, float]:
-    """Sequential small ``tools/call`` round trips; seconds per call."""
-    session = await _stdio_session(impl)
-    try:
-        return {"stdio.seq": await _seq(impl, session, sizes.seq_calls)}
-    finally:
-        await session.close()
-
-
-async def stdio_concurrent(impl: str, sizes: Sizes) -> dict[str, float]:
-    """``concurrent_calls`` calls in flight on one connection; seconds per call."""
-    session = await _stdio_session(impl)
-    try:
-        return {"stdio.concurrent": await _concurrent(impl, session, sizes.concurrent_calls)}
-    finally:
-        await session.close()
-
-
-async def stdio_large(impl: str, sizes: Sizes) -> dict[str, float]:
-    """One 10 MB result; seconds per call (mean of ``large_calls``)."""
-    session = await _stdio_session(impl)
-    try:
-        return {"stdio.large": await _large(impl, session, sizes.large_calls)}
-    finally:
-        await session.close()
 
 
 async def stdio_parallel_connect(impl: str, sizes: Sizes) -> dict[str, float]:
@@ -230,92 +200,106 @@ class HttpServer:
             await process.wait()
 
 
-def http_workloads(servers: dict[str, HttpServer]) -> dict[str, Workload]:
-    """The HTTP workloads, bound to running JSON and SSE servers."""
+# -- timed slices on open sessions -------------------------------------------------------
 
-    async def session(impl: str, mode: str, *, large: bool = False) -> impls.Session:
-        return await impls.open_http(impl, servers[mode].url, large_events=large)
-
-    async def json_seq(impl: str, sizes: Sizes) -> dict[str, float]:
-        s = await session(impl, "json")
-        try:
-            return {"http.json.seq": await _seq(impl, s, sizes.http_seq_calls)}
-        finally:
-            await s.close()
-
-    async def sse_seq(impl: str, sizes: Sizes) -> dict[str, float]:
-        s = await session(impl, "sse")
-        try:
-            return {"http.sse.seq": await _seq(impl, s, sizes.http_seq_calls)}
-        finally:
-            await s.close()
-
-    async def concurrent(impl: str, sizes: Sizes) -> dict[str, float]:
-        s = await session(impl, "json")
-        try:
-            return {"http.concurrent": await _concurrent(impl, s, sizes.http_concurrent_calls)}
-        finally:
-            await s.close()
-
-    async def large(impl: str, sizes: Sizes) -> dict[str, float]:
-        s = await session(impl, "json")
-        try:
-            return {"http.large": await _large(impl, s, sizes.large_calls)}
-        finally:
-            await s.close()
-
-    async def sse_large(impl: str, sizes: Sizes) -> dict[str, float]:
-        s = await session(impl, "sse", large=True)
-        try:
-            return {"http.sse.large": await _large(impl, s, sizes.large_calls)}
-        finally:
-            await s.close()
-
-    return {
-        "http.json.seq": json_seq,
-        "http.sse.seq": sse_seq,
-        "http.concurrent": concurrent,
-        "http.large": large,
-        "http.sse.large": sse_large,
-    }
+Slice = Callable[[str, impls.Session, Sizes], Awaitable[tuple[float, int]]]
 
 
-# -- shared timed parts -----------------------------------------------------------------
+@dataclass(frozen=True)
+class SessionWorkload:
+    """Open a session, then time ``slices(sizes)`` slices on it; the metric is per operation."""
+
+    name: str
+    open: Callable[[str], Awaitable[impls.Session]]
+    slice: Slice
+    slices: Callable[[Sizes], int]
 
 
-async def _seq(impl: str, session: impls.Session, calls: int) -> float:
+async def _open_stdio(impl: str) -> impls.Session:
+    command, *args = STDIO_SERVER
+    return await impls.open_stdio(impl, command, args)
+
+
+def session_workloads(servers: dict[str, HttpServer] | None) -> list[SessionWorkload]:
+    """The stdio session workloads, and the HTTP ones when ``servers`` (JSON, SSE) run."""
+    stdio = [
+        SessionWorkload("stdio.seq", _open_stdio, _seq_slice, lambda z: SEQ_SLICES),
+        SessionWorkload(
+            "stdio.concurrent", _open_stdio, _concurrent_slice, lambda z: CONCURRENT_SLICES
+        ),
+        SessionWorkload("stdio.large", _open_stdio, _large_slice, lambda z: z.large_calls),
+    ]
+    if servers is None:
+        return stdio
+
+    def opener(mode: str, *, large: bool = False) -> Callable[[str], Awaitable[impls.Session]]:
+        async def open_http(impl: str) -> impls.Session:
+            return await impls.open_http(impl, servers[mode].url, large_events=large)
+
+        return open_http
+
+    return [
+        *stdio,
+        SessionWorkload("http.json.seq", opener("json"), _http_seq_slice, lambda z: SEQ_SLICES),
+        SessionWorkload("http.sse.seq", opener("sse"), _http_seq_slice, lambda z: SEQ_SLICES),
+        SessionWorkload(
+            "http.concurrent", opener("json"), _http_concurrent_slice, lambda z: CONCURRENT_SLICES
+        ),
+        SessionWorkload("http.large", opener("json"), _large_slice, lambda z: z.large_calls),
+        SessionWorkload(
+            "http.sse.large", opener("sse", large=True), _large_slice, lambda z: z.large_calls
+        ),
+    ]
+
+
+#: Sequential calls are timed in this many slices per repetition, clients taking turns.
+SEQ_SLICES = 10
+#: Batches of concurrent calls timed per repetition, clients taking turns.
+CONCURRENT_SLICES = 3
+
+
+async def _seq_slice(impl: str, session: impls.Session, sizes: Sizes) -> tuple[float, int]:
+    return await _seq(impl, session, max(1, sizes.seq_calls // SEQ_SLICES))
+
+
+async def _http_seq_slice(impl: str, session: impls.Session, sizes: Sizes) -> tuple[float, int]:
+    return await _seq(impl, session, max(1, sizes.http_seq_calls // SEQ_SLICES))
+
+
+async def _concurrent_slice(impl: str, session: impls.Session, sizes: Sizes) -> tuple[float, int]:
+    return await _concurrent(impl, session, sizes.concurrent_calls)
+
+
+async def _http_concurrent_slice(
+    impl: str, session: impls.Session, sizes: Sizes
+) -> tuple[float, int]:
+    return await _concurrent(impl, session, sizes.http_concurrent_calls)
+
+
+async def _large_slice(impl: str, session: impls.Session, sizes: Sizes) -> tuple[float, int]:
+    start = _clock()
+    result = await session.call("blob", {"size": LARGE_BYTES})
+    elapsed = time.perf_counter() - start
+    _check(len(impls.text_of(impl, result)) == LARGE_BYTES, f"{impl}: wrong blob size")
+    return elapsed, 1
+
+
+async def _seq(impl: str, session: impls.Session, calls: int) -> tuple[float, int]:
     call = session.call
     args = {"text": SMALL_TEXT}
-    for _ in range(max(20, calls // 10)):
-        await call("echo", args)
     start = _clock()
     for _ in range(calls):
         result = await call("echo", args)
     elapsed = time.perf_counter() - start
     _check(impls.text_of(impl, result) == SMALL_TEXT, f"{impl}: wrong echo answer")
-    return elapsed / calls
+    return elapsed, calls
 
 
-async def _concurrent(impl: str, session: impls.Session, calls: int) -> float:
+async def _concurrent(impl: str, session: impls.Session, calls: int) -> tuple[float, int]:
     arguments = [{"text": f"{SMALL_TEXT} #{i}"} for i in range(calls)]
-    await session.call_many("echo", arguments[: max(10, calls // 10)])
     start = _clock()
     results = await session.call_many("echo", arguments)
     elapsed = time.perf_counter() - start
     texts = [impls.text_of(impl, r) for r in results]
     _check(texts == [a["text"] for a in arguments], f"{impl}: wrong concurrent answers")
-    return elapsed / calls
-
-
-async def _large(impl: str, session: impls.Session, calls: int) -> float:
-    args = {"size": LARGE_BYTES}
-    await session.call("blob", args)  # the server serialises the blob once, here
-    total = 0.0
-    result: Any = None
-    for _ in range(calls):
-        start = _clock()
-        result = await session.call("blob", args)
-        total += time.perf_counter() - start
-        _check(len(impls.text_of(impl, result)) == LARGE_BYTES, f"{impl}: wrong blob size")
-        result = None
-    return total / calls
+    return elapsed, calls
