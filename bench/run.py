@@ -22,6 +22,7 @@ import platform
 import statistics
 import subprocess
 import sys
+import tempfile
 import time
 import traceback
 from collections.abc import Awaitable, Callable
@@ -346,10 +347,10 @@ def main(argv: list[str] | None = None) -> int:
         action="append",
         default=[],
         metavar="PREFIX",
-        help="run only workloads whose name starts with PREFIX (repeatable); "
-        "a partial run writes latest-partial.* instead of latest.*",
+        help="run only workloads whose name starts with PREFIX (repeatable); a partial "
+        "run writes its report to a temporary folder unless --out is given",
     )
-    parser.add_argument("--out", type=Path, default=BENCH / "results", help="report folder")
+    parser.add_argument("--out", type=Path, help="report folder (default: bench/results)")
     args = parser.parse_args(argv)
     try:
         import mcp  # noqa: F401
@@ -382,12 +383,15 @@ def main(argv: list[str] | None = None) -> int:
     }
     table = markdown(results, meta)
     sys.stdout.write(table)
-    args.out.mkdir(parents=True, exist_ok=True)
+    out = args.out or (
+        Path(tempfile.gettempdir()) / "cat-code-bench" if args.only else BENCH / "results"
+    )
+    out.mkdir(parents=True, exist_ok=True)
     stem = "latest-partial" if args.only else "latest"
-    (args.out / f"{stem}.md").write_text(table, encoding="utf-8")
+    (out / f"{stem}.md").write_text(table, encoding="utf-8")
     document = {"workloads": [entry(r) for r in results], "meta": meta}
-    (args.out / f"{stem}.json").write_text(json.dumps(document, indent=2) + "\n", "utf-8")
-    sys.stderr.write(f"bench: {meta['seconds']} s; wrote {args.out / stem}.md and .json\n")
+    (out / f"{stem}.json").write_text(json.dumps(document, indent=2) + "\n", "utf-8")
+    sys.stderr.write(f"bench: {meta['seconds']} s; wrote {out / stem}.md and .json\n")
     return 1 if bench.failed else 0
 
 
