@@ -411,9 +411,9 @@ class _Deadlines:
     def start(self, key: int, limit: float | None) -> _Deadline | None:
         if limit is None or limit == math.inf:
             return None
-        task = asyncio.current_task()
-        assert task is not None, "requests run in a task"
         loop = asyncio.get_running_loop()
+        task = asyncio.current_task(loop)
+        assert task is not None, "requests run in a task"
         entry = self._entries[key] = _Deadline(task, loop.time() + limit)
         if entry.when < self._armed_at:
             self._arm(loop, entry.when)

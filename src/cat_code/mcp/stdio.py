@@ -110,8 +110,9 @@ class StdioTransport:
         self._fail_handle: asyncio.TimerHandle | None = None
         self._can_write: asyncio.Event | None = None
         #: Lines written since the last flush; None when no flush is scheduled.
-        self._outbox: list[bytes] | None = None
+        self._outbox: list[str] | None = None
         self._outbox_bytes = 0
+        self._loop: asyncio.AbstractEventLoop  # set by start()
         self._close_task: asyncio.Task[None] | None = None
 
     # -- Transport ---------------------------------------------------------------
@@ -123,7 +124,7 @@ class StdioTransport:
         self._on_message = on_message
         if self.cwd is not None and not Path(self.cwd).is_dir():
             raise ConnectError(f"working directory does not exist: {self.cwd}")
-        loop = asyncio.get_running_loop()
+        loop = self._loop = asyncio.get_running_loop()
         try:
             process, _ = await loop.subprocess_exec(
                 lambda: _ChildProtocol(self),
@@ -154,7 +155,7 @@ class StdioTransport:
         if self._closed_error is not None:
             raise self._closed()
         request_id = message["id"]
-        future: asyncio.Future[JsonObject] = asyncio.get_running_loop().create_future()
+        future: asyncio.Future[JsonObject] = self._loop.create_future()
         self._pending[request_id] = future
         try:
             self._write(message)
@@ -196,30 +197,30 @@ class StdioTransport:
     def _write(self, message: JsonObject) -> None:
         stdin = self._stdin
         assert stdin is not None, "start() first"
-        line = _encode(message).encode() + b"\n"
+        text = _encode(message)
         outbox = self._outbox
         if outbox is not None:
-            outbox.append(line)
-            self._outbox_bytes += len(line)
+            outbox.append(text)
+            self._outbox_bytes += len(text)  # ASCII (the encoder escapes the rest)
             if self._outbox_bytes >= WRITE_BATCH_BYTES:
                 # Enough for the server to start on while we prepare the rest.
-                stdin.write(b"".join(outbox))
+                stdin.write(_lines(outbox))
                 outbox.clear()
                 self._outbox_bytes = 0
             return
         # The first line of a loop iteration goes out at once (no added latency); any
         # more in the same iteration are joined into one write when it ends, so 1000
         # calls started together cost a few system calls instead of 1000.
-        stdin.write(line)
+        stdin.write(_lines((text,)))
         self._outbox = []
-        asyncio.get_running_loop().call_soon(self._flush)
+        self._loop.call_soon(self._flush)
 
     def _flush(self) -> None:
-        lines, self._outbox = self._outbox, None
+        texts, self._outbox = self._outbox, None
         self._outbox_bytes = 0
         stdin = self._stdin
-        if lines and stdin is not None and not stdin.is_closing():
-            stdin.write(lines[0] if len(lines) == 1 else b"".join(lines))
+        if texts and stdin is not None and not stdin.is_closing():
+            stdin.write(_lines(texts))
 
     def _pause_writing(self) -> None:
         if self._can_write is None:
@@ -466,6 +467,11 @@ class _ChildProtocol(asyncio.SubprocessProtocol):
 
     def resume_writing(self) -> None:
         self._owner._resume_writing()
+
+
+def _lines(texts: Sequence[str]) -> bytes:
+    """Encoded messages as newline-terminated lines, in one bytes object."""
+    return ("\n".join(texts) + "\n").encode()
 
 
 def _utf8(raw: bytes | memoryview) -> str | None:
