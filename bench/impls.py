@@ -183,6 +183,21 @@ def floor_http_client() -> Any:
 # -- dispatch ---------------------------------------------------------------------------
 
 
+def import_all() -> None:
+    """Import every client's modules now, not on the first timed call."""
+    import httpx2  # noqa: F401
+    import mcp.client.stdio
+    import mcp.client.streamable_http  # noqa: F401
+    from mcp import Client  # noqa: F401
+
+    import cat_code.mcp.client
+    import cat_code.mcp.pool
+    import cat_code.mcp.stdio
+
+    if cat_code_has_http():
+        import cat_code.mcp.http  # noqa: F401
+
+
 async def open_stdio(impl: str, command: str, args: Sequence[str]) -> Session:
     if impl == "cat_code":
         return await cat_code_stdio(command, args)

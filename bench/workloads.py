@@ -38,6 +38,8 @@ class Sizes:
     single_connects: int
     http_seq_calls: int
     http_concurrent_calls: int
+    #: Batches of concurrent calls timed per repetition, clients taking turns.
+    concurrent_slices: int
 
 
 Workload = Callable[[str, Sizes], Awaitable[dict[str, float]]]
@@ -225,7 +227,7 @@ def session_workloads(servers: dict[str, HttpServer] | None) -> list[SessionWork
     stdio = [
         SessionWorkload("stdio.seq", _open_stdio, _seq_slice, lambda z: SEQ_SLICES),
         SessionWorkload(
-            "stdio.concurrent", _open_stdio, _concurrent_slice, lambda z: CONCURRENT_SLICES
+            "stdio.concurrent", _open_stdio, _concurrent_slice, lambda z: z.concurrent_slices
         ),
         SessionWorkload("stdio.large", _open_stdio, _large_slice, lambda z: z.large_calls),
     ]
@@ -243,7 +245,7 @@ def session_workloads(servers: dict[str, HttpServer] | None) -> list[SessionWork
         SessionWorkload("http.json.seq", opener("json"), _http_seq_slice, lambda z: SEQ_SLICES),
         SessionWorkload("http.sse.seq", opener("sse"), _http_seq_slice, lambda z: SEQ_SLICES),
         SessionWorkload(
-            "http.concurrent", opener("json"), _http_concurrent_slice, lambda z: CONCURRENT_SLICES
+            "http.concurrent", opener("json"), _http_concurrent_slice, lambda z: z.concurrent_slices
         ),
         SessionWorkload("http.large", opener("json"), _large_slice, lambda z: z.large_calls),
         SessionWorkload(
@@ -254,8 +256,6 @@ def session_workloads(servers: dict[str, HttpServer] | None) -> list[SessionWork
 
 #: Sequential calls are timed in this many slices per repetition, clients taking turns.
 SEQ_SLICES = 10
-#: Batches of concurrent calls timed per repetition, clients taking turns.
-CONCURRENT_SLICES = 3
 
 
 async def _seq_slice(impl: str, session: impls.Session, sizes: Sizes) -> tuple[float, int]:
