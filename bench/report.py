@@ -71,6 +71,7 @@ def entry(result: Result) -> dict[str, Any]:
         "ratio_vs_floor": _round(_ratio(s["cat_code"], s["floor"]), 3),
         "ratio_vs_sdk": _round(_ratio(s["cat_code"], s["sdk"]), 3),
         "target_vs_floor": m.target_vs_floor,
+        "peers": {"sdk": m.sdk_is or None, "floor": m.floor_is},
         "samples": {i: [_round(v) for v in s[i]] for i in IMPLS},
     }
     target = _target(result)

@@ -1,13 +1,14 @@
 """cat-code's MCP client next to the official SDK's and the floor: ``python bench/run.py``.
 
-Every workload runs the three clients interleaved — each repetition runs all three back
-to back, in a rotated order — against the same kind of server process, so a noisy
-machine hurts all three alike and the per-repetition ratios stay meaningful. One
-untimed round first imports everything and warms the caches. ``--quick`` (under two
-minutes) uses fewer calls and five repetitions; the full run uses more of both. The
-report goes to stdout and to ``bench/results/latest.md`` and ``latest.json``. Exit
-status 1 when any client failed a workload (wrong answer, error): slow is never a
-failure here, a crash is.
+Every workload runs the three clients interleaved, against the same kind of server
+process: each repetition runs all three back to back in a rotated order, and workloads
+on an open session (sequential, concurrent, 10 MB calls) time short slices with the
+clients taking turns, so a noisy machine hurts all three alike and the per-repetition
+ratios stay meaningful. An untimed round first warms everything up. ``--quick`` (under
+two minutes) uses fewer calls and five repetitions; the full run more of both. The report
+goes to stdout and to ``bench/results/latest.md`` and ``latest.json``. Exit status 1
+when any client failed a workload (an error, a wrong answer): slow is never a failure
+here, a crash is.
 """
 
 from __future__ import annotations
@@ -40,6 +41,7 @@ BENCH = Path(__file__).resolve().parent
 #: A single sample that takes longer than this is a hang, not a measurement.
 SAMPLE_TIMEOUT_S = 180.0
 
+_LIST_PEER = "bench/cli_peers.py {} (connect, tools/list, print, close)"
 METRICS = [
     Metric("stdio.connect", "s", "spawn + initialize + tools/list, one server"),
     Metric("stdio.close", "s", "close one connected server (it exits on stdin EOF)"),
@@ -63,19 +65,42 @@ METRICS = [
         "`cat-code --help` wall time",
         target_vs_floor=2.0,
         floor_is='python -c "import asyncio, json"',
+        sdk_is="",
     ),
-    Metric("cli.help.rss", "MB", "`cat-code --help` peak RSS"),
+    Metric(
+        "cli.help.rss",
+        "MB",
+        "`cat-code --help` peak RSS",
+        floor_is='python -c "import asyncio, json"',
+        sdk_is="",
+    ),
     Metric(
         "cli.mcp_list",
         "s",
         "`cat-code mcp list`, one example server (SDK/floor: same job as a script)",
+        floor_is=_LIST_PEER.format("floor"),
+        sdk_is=_LIST_PEER.format("sdk"),
     ),
-    Metric("cli.mcp_list.rss", "MB", "`cat-code mcp list` peak RSS"),
-    Metric("import.cat_code", "s", "`import cat_code` (SDK: `mcp`; floor: asyncio, json)"),
+    Metric(
+        "cli.mcp_list.rss",
+        "MB",
+        "`cat-code mcp list` peak RSS",
+        floor_is=_LIST_PEER.format("floor"),
+        sdk_is=_LIST_PEER.format("sdk"),
+    ),
+    Metric(
+        "import.cat_code",
+        "s",
+        "`import cat_code` (SDK: `mcp`; floor: asyncio, json)",
+        floor_is="import asyncio, json",
+        sdk_is="import mcp",
+    ),
     Metric(
         "import.cat_code_mcp",
         "s",
         "import what `cat-code mcp` needs: mcp.commands + mcp.stdio (SDK: its client)",
+        floor_is="import asyncio, json",
+        sdk_is="import mcp.client.stdio, mcp",
     ),
     Metric("memory.20_servers", "MB", "peak RSS of one process holding 20 stdio connections"),
 ]
