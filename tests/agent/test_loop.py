@@ -522,3 +522,14 @@ async def test_an_mcp_tool_result_goes_back_to_the_model(echo_config: Path) -> N
         await Agent(model, registry).run("go")
         sent = [content for _, content, _ in results_sent(model.calls[1].messages[-1])]
         assert sent == ["你好", "5"]
+
+
+async def test_a_provider_that_raises_something_unexpected_ends_the_turn_with_an_error() -> None:
+    def broken(messages: list[Message]) -> ModelResponse:
+        raise TypeError("Could not resolve authentication method")
+
+    agent = Agent(ScriptedProvider([broken, reply("fine again")]), ToolRegistry())
+    outcome = await agent.run("hi")
+    assert outcome.status == "error" and outcome.error is not None
+    assert "TypeError: Could not resolve authentication method" in str(outcome.error)
+    assert (await agent.run("again")).text == "fine again"

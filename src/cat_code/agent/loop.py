@@ -160,6 +160,12 @@ class Agent:
             return await self.retry.call(
                 self.provider, system, self.messages, tools, on_retry=self.events.retrying
             )
+        except ModelError:
+            raise
+        except Exception as exc:  # a provider bug ends this turn, not the session
+            logger.debug("%s raised", self.provider.name, exc_info=True)
+            name = type(exc).__name__
+            raise ModelError("other", f"{self.provider.name} failed: {name}: {exc}") from exc
         finally:
             self.events.model_finished()
 

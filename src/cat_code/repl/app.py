@@ -255,13 +255,17 @@ class Repl:
                 return
             if not line.strip():
                 continue
-            if is_command(line):
-                action = handle_command(line, self.context())
-                if isinstance(action, Exit):
-                    return
-                await self._perform(action)
-            else:
-                await self._run_prompt(line)
+            try:
+                if is_command(line):
+                    action = handle_command(line, self.context())
+                    if isinstance(action, Exit):
+                        return
+                    await self._perform(action)
+                else:
+                    await self._run_prompt(line)
+            except Exception as exc:  # a bug in one command must not end the session
+                logger.debug("handling %r failed", line, exc_info=True)
+                self.console.print(error_line(f"internal error: {type(exc).__name__}: {exc}"))
 
     def context(self) -> CommandContext:
         pool = self.pool
