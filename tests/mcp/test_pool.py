@@ -287,3 +287,25 @@ async def test_a_stdio_server_that_dies_while_idle_shows_failed_with_its_exit_co
         assert "killed by signal 9" in (status.error or "")
     finally:
         await pool.close_all()
+
+
+async def test_a_server_still_starting_shows_as_connecting() -> None:
+    release = asyncio.Event()
+
+    class SlowTransport(FakeTransport):
+        async def start(self, on_message: Any) -> None:
+            await release.wait()
+            await super().start(on_message)
+
+    entry = ServerConfig(name="slow", type="stdio", source=Path("mcp.json"), command="x")
+    pool = McpPool(McpConfig(servers=[entry]), transport_factory=lambda c: SlowTransport())
+    connecting = asyncio.ensure_future(pool.connect_all())
+    try:
+        await wait_until(lambda: pool.servers[0].task is not None)
+        assert pool.status()[0].state == "CONNECTING"
+        release.set()
+        await connecting
+        assert pool.status()[0].state == "CONNECTED"
+    finally:
+        release.set()
+        await pool.close_all()

@@ -109,6 +109,9 @@ class McpServer:
         self._notice_exit()
         if self.error is not None:
             return ClientState.FAILED.value
+        if self.task is not None and not self.ready.is_set():
+            # Shown by /mcp while servers start in the background: NEW would read as "idle".
+            return "CONNECTING"
         if self.client is None:
             return ClientState.NEW.value
         return self.client.state.value
