@@ -19,7 +19,14 @@ from scripted.model_api import (
     openai_tool_call,
     tool_results,
 )
-from scripted.processes import ECHO_SERVER, REPO, alive, pid_recording_config, read_pid
+from scripted.processes import (
+    ECHO_SERVER,
+    ELICIT_SERVER,
+    REPO,
+    alive,
+    pid_recording_config,
+    read_pid,
+)
 
 CAT_CODE = str(Path(sys.executable).parent / "cat-code")
 EXAMPLE_CONFIG = "examples/mcp.json"
@@ -104,6 +111,24 @@ def test_a_tool_that_would_ask_is_refused_unless_allowed(tmp_path: Path) -> None
     assert allowed.returncode == 0, allowed.stderr
     assert allowed.stdout == "is_error=True content=this tool always fails\n"
     assert "⏺ mcp__echo__fail {} → this tool always fails" in allowed.stderr
+
+
+def test_one_shot_declines_a_server_asking_for_input_and_names_the_server(
+    tmp_path: Path,
+) -> None:
+    def check_declined(request: dict[str, Any]) -> dict[str, Any]:
+        [result] = tool_results(request)
+        assert result["content"] == "decline"
+        return anthropic_text("The server wanted a name; none was given.")
+
+    config, _ = pid_recording_config(tmp_path, {"ask": ELICIT_SERVER})
+    script = [anthropic_tool_use("mcp__ask__ask_name", {}), check_declined]
+    with ScriptedModelApi(script) as api:
+        run = cat_code(anthropic_env(tmp_path, api), "-p", "ask me", "--mcp-config", str(config))
+    assert api.errors == []
+    assert run.returncode == 0, run.stderr
+    assert "MCP server 'ask' asked for input (What is your name?)" in run.stderr
+    assert "declined in -p mode" in run.stderr
 
 
 def test_an_api_error_exits_1_with_one_line_on_stderr(tmp_path: Path) -> None:

@@ -82,9 +82,9 @@ class _StderrEvents(AgentEvents):
         _say(tool_line(call.name, call.arguments, result.content))
 
 
-async def _decline(params: dict[str, Any]) -> dict[str, Any]:
+async def _decline(server: str, params: dict[str, Any]) -> dict[str, Any]:
     message = " ".join(str(params.get("message", "")).split())
-    _say(f"cat-code: an MCP server asked for input ({message[:120]}); declined in -p mode")
+    _say(f"cat-code: MCP server '{server}' asked for input ({message[:120]}); declined in -p mode")
     return {"action": "decline"}
 
 

@@ -13,7 +13,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import logging
-from collections.abc import Callable
+from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -31,6 +31,8 @@ logger = logging.getLogger(__name__)
 _STARTUP_SLACK_S = 1.0
 
 TransportFactory = Callable[[ServerConfig], Transport]
+#: Like the client's `ElicitationHandler`, told first which server is asking.
+ServerElicitationHandler = Callable[[str, dict[str, Any]], Awaitable[dict[str, Any]]]
 
 
 @dataclass(slots=True)
@@ -143,7 +145,7 @@ class McpServer:
                     transport,
                     name=self.name,
                     request_timeout=self.config.request_timeout_s,
-                    elicitation_handler=self._pool.elicitation_handler,
+                    elicitation_handler=self._pool.elicitation_handler_for(self.name),
                     on_tools_changed=self._tools_changed,
                 )
                 self.client = client
@@ -212,7 +214,7 @@ class McpPool:
         self,
         config: McpConfig,
         *,
-        elicitation_handler: ElicitationHandler | None = None,
+        elicitation_handler: ServerElicitationHandler | None = None,
         transport_factory: TransportFactory = default_transport,
     ) -> None:
         self.config = config
@@ -223,6 +225,17 @@ class McpPool:
         self._stop = asyncio.Event()
         self._registry: ToolRegistry | None = None
         self._connected = False
+
+    def elicitation_handler_for(self, server: str) -> ElicitationHandler | None:
+        """The client-level handler for one server: the pool's handler, told the server's name."""
+        handler = self.elicitation_handler
+        if handler is None:
+            return None
+
+        async def elicit(params: dict[str, Any]) -> dict[str, Any]:
+            return await handler(server, params)
+
+        return elicit
 
     async def connect_all(self) -> None:
         """Start every enabled server and wait until each is CONNECTED or FAILED."""

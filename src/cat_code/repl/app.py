@@ -395,7 +395,7 @@ class Repl:
                     if answer is not None:
                         return answer
 
-    async def _elicit(self, params: dict[str, Any]) -> dict[str, Any]:
+    async def _elicit(self, server: str, params: dict[str, Any]) -> dict[str, Any]:
         if self._foreground is None:
             logger.warning("an MCP server asked for input while nothing was running; declined")
             return {"action": "decline"}
@@ -405,16 +405,8 @@ class Repl:
                     params,
                     self._question,
                     lambda line: self.console.print(Text(line)),
-                    server=self._eliciting_server(),
+                    server=server,
                 )
-
-    def _eliciting_server(self) -> str | None:
-        """The server asking, when the calls running now all belong to one server."""
-        servers = set()
-        for name in self.view.running_calls():
-            tool = self.registry.get(name)
-            servers.add(server_of(tool) if tool is not None else None)
-        return servers.pop() if len(servers) == 1 else None
 
 
 class _SlashCompleter(Completer):
