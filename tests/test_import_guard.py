@@ -13,6 +13,8 @@ import subprocess
 import sys
 from pathlib import Path
 
+import pytest
+
 REPO = Path(__file__).resolve().parent.parent
 ECHO_SERVER = REPO / "examples" / "echo_server.py"
 #: Top-level packages the ``mcp`` commands and ``--help`` must never load.
@@ -58,16 +60,25 @@ def _heavy(modules: set[str], forbidden: set[str]) -> list[str]:
     return sorted(m for m in modules if m.split(".")[0] in forbidden or m.startswith(OWN_HEAVY))
 
 
-def test_mcp_list_with_a_stdio_server_loads_no_model_sdk_ui_or_http_client(
-    tmp_path: Path,
+@pytest.mark.parametrize(
+    ("command", "proof"),
+    [
+        (["list"], "CONNECTED"),
+        (["tools"], "mcp__echo__echo"),
+        (["call", "mcp__echo__echo", '{"text": "guarded"}'], "guarded"),
+    ],
+    ids=["list", "tools", "call"],
+)
+def test_mcp_commands_with_a_stdio_server_load_no_model_sdk_ui_or_http_client(
+    tmp_path: Path, command: list[str], proof: str
 ) -> None:
     config = tmp_path / "mcp.json"
     entry = {"command": sys.executable, "args": [str(ECHO_SERVER)]}
     config.write_text(json.dumps({"mcpServers": {"echo": entry}}), encoding="utf-8")
 
-    output, modules = _loaded_modules("mcp", "list", "--mcp-config", str(config))
+    output, modules = _loaded_modules("mcp", *command, "--mcp-config", str(config))
 
-    assert "CONNECTED" in output  # the path really ran: connect, handshake, tools/list
+    assert proof in output  # the path really ran: connect, handshake, tools/list (, call)
     assert "cat_code.mcp.stdio" in modules
     assert _heavy(modules, HEAVY | HTTP_CLIENT) == []
 
