@@ -3,8 +3,10 @@
 Design: the child runs in its own session (so its process group holds every descendant
 an ``npx``/``uvx``/shell wrapper starts) with an allow-listed environment. One reader —
 the asyncio subprocess protocol's data callbacks, so no task switch per message — splits
-stdout on ``\\n`` into a growable buffer with no line-length limit and resolves the waiter
-for each response id. Invariants: a waiter is registered before its request is written
+stdout on ``\\n`` into a growable buffer with no line-length limit (a chunk's complete
+lines decoded once, parsed in place) and resolves the waiter for each response id. The
+first message written in a loop iteration goes out at once, the rest of that iteration in
+batched writes. Invariants: a waiter is registered before its request is written
 and removed on every path; a line that is not JSON is logged and skipped; stderr is
 always drained into a bounded tail; when the child exits every waiter fails at once with
 the exit code and stderr tail. Close: stdin EOF, grace, SIGTERM to the group, grace,
