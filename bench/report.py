@@ -153,17 +153,20 @@ def markdown(results: list[Result], meta: dict[str, Any]) -> str:
     for r in results:
         m = r.metric
         target = _target(r)
+        vs_floor = _ratio(r.samples["cat_code"], r.samples["floor"])
         verdict = ""
         if target is not None:
             met = target["met"]
             mark = "—" if met is None else ("met" if met else "**missed**")
-            against = "floor" if target["against"] == "floor" else target["against"]
-            verdict = f"≤{target['max']}× {against}: {_x(target['ratio'])} {mark}"
+            against = target["against"]
+            # The floor ratio as in its own column (the JSON's is rounded to 3 digits).
+            ratio = vs_floor if target["against"] == "floor" else target["ratio"]
+            verdict = f"≤{target['max']}× {against}: {_x(ratio)} {mark}"
         lines.append(
             f"| `{m.name}` | {m.what} | {_cell(r.samples['cat_code'], m.unit)} "
             f"| {_cell(r.samples['sdk'], m.unit)} | {_cell(r.samples['floor'], m.unit)} "
             f"| {_x(_ratio(r.samples['cat_code'], r.samples['sdk']))} "
-            f"| {_x(_ratio(r.samples['cat_code'], r.samples['floor']))} | {verdict} |"
+            f"| {_x(vs_floor)} | {verdict} |"
         )
         for note in r.notes:
             notes.append(f"- `{m.name}`: {note}")
