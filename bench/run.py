@@ -405,6 +405,8 @@ def main(argv: list[str] | None = None) -> int:
     )
     parser.add_argument("--out", type=Path, help="report folder (default: bench/results)")
     args = parser.parse_args(argv)
+    if args.repetitions is not None and args.repetitions < 5:
+        parser.error("--repetitions: medians need at least 5")
     try:
         import mcp  # noqa: F401
 
