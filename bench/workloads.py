@@ -26,6 +26,8 @@ BENCH = Path(__file__).resolve().parent
 STDIO_SERVER = [sys.executable, "-I", "-S", str(BENCH / "servers" / "stdio_server.py")]
 HTTP_SERVER = [sys.executable, "-I", str(BENCH / "servers" / "http_server.py")]
 LARGE_BYTES = 10 * 1000 * 1000
+#: How long each server of the slow-start parallel connect idles before serving.
+SLOW_START_S = 0.5
 SMALL_TEXT = "hello, this is a small payload of a typical tool call"
 
 
@@ -111,7 +113,35 @@ def _machine_busy() -> float:
     return (sum(ticks[:8]) - idle) / os.sysconf("SC_CLK_TCK")  # guest time is in user
 
 
-async def hold_stdio_servers(impl: str, count: int) -> Callable[[], Awaitable[None]]:
+async def stdio_parallel_connect_slow(impl: str, sizes: Sizes) -> dict[str, float]:
+    """Like `stdio_parallel_connect`, with servers that idle a while before serving.
+
+    The CPU-bound start-up of 20 Python servers saturates 2 cores whatever the client
+    does; servers that mostly wait (as a first ``npx`` download does) show whether the
+    client connects them in parallel: the wall time should stay near one server's.
+    """
+    command, *args = STDIO_SERVER
+    args = [*args, "--startup-delay", str(SLOW_START_S)]
+    slowest = 0.0
+    # One or two single connects suffice: the idle start dominates and barely varies.
+    for _ in range(max(1, sizes.single_connects // 10)):
+        start = _clock()
+        session = await impls.open_stdio(impl, command, args)
+        slowest = max(slowest, time.perf_counter() - start)
+        await session.close()
+    start = _clock()
+    release = await hold_stdio_servers(impl, sizes.parallel_servers, args)
+    elapsed = time.perf_counter() - start
+    await release()
+    return {
+        "stdio.parallel_connect_slow": elapsed,
+        "stdio.parallel_connect_slow.slowest_single": slowest,
+    }
+
+
+async def hold_stdio_servers(
+    impl: str, count: int, server_args: list[str] | None = None
+) -> Callable[[], Awaitable[None]]:
     """Connect ``count`` stdio servers at once; returns once all are connected.
 
     cat-code goes through `McpPool`, the path ``cat-code mcp`` and the REPL take; the SDK
@@ -119,6 +149,8 @@ async def hold_stdio_servers(impl: str, count: int) -> Callable[[], Awaitable[No
     The returned function closes everything.
     """
     command, *args = STDIO_SERVER
+    if server_args is not None:
+        args = server_args
     if impl == "cat_code":
         from cat_code.mcp.config import McpConfig, ServerConfig
         from cat_code.mcp.pool import McpPool

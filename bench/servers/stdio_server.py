@@ -118,6 +118,12 @@ def _write_all(data: bytes) -> None:
 
 
 def main() -> None:
+    # --startup-delay S: wait S seconds (idle) before serving, like a server that first
+    # fetches something over the network; used to time parallel connects apart from CPU.
+    if len(sys.argv) == 3 and sys.argv[1] == "--startup-delay":
+        import time
+
+        time.sleep(float(sys.argv[2]))
     pending = b""
     while True:
         chunk = os.read(0, 1 << 20)
