@@ -249,6 +249,28 @@ async def test_a_legacy_stream_that_dies_fails_pending_and_later_calls_at_once(
     assert all(s.path == "/messages?session=abc" for s in posts)
 
 
+async def test_a_legacy_stream_that_dies_while_idle_shows_the_server_failed(
+    legacy_urls: dict[str, str],
+) -> None:
+    async with LegacyPeer() as peer:
+        entry = parse_entry("old", {"type": "sse", "url": peer.url.replace("/mcp", "/sse")},
+                            source=SOURCE)  # fmt: skip
+        async with McpPool(McpConfig(servers=[entry])) as pool:
+            await pool.connect_all()
+            assert pool.status()[0].state == "CONNECTED"
+            peer.stream_lost.set()
+            server = pool.servers[0]
+            assert server.client is not None
+            transport = server.client.transport
+            assert isinstance(transport, LegacySseTransport)
+            async with asyncio.timeout(5):
+                while transport.exit_reason() is None:
+                    await asyncio.sleep(0.01)
+            (status,) = pool.status()
+            assert status.state == "FAILED"
+            assert "event stream" in (status.error or "")
+
+
 async def test_an_endpoint_on_another_origin_is_refused(connect: Connect) -> None:
     async with LegacyPeer(endpoint="http://localhost:1/steal") as peer:
         with pytest.raises(ProtocolError, match="not on the origin"):

@@ -21,7 +21,6 @@ from cat_code.mcp.adapter import McpTool, assign_names
 from cat_code.mcp.client import ClientState, ElicitationHandler, McpClient
 from cat_code.mcp.config import BrokenServer, McpConfig, ServerConfig
 from cat_code.mcp.errors import McpClientError
-from cat_code.mcp.stdio import StdioTransport
 from cat_code.mcp.transport import Transport
 from cat_code.tools.registry import ToolRegistry
 
@@ -125,14 +124,16 @@ class McpServer:
         return self.config.type
 
     def _notice_exit(self) -> None:
-        """A stdio server that died while idle is FAILED, not CONNECTED until the next call."""
+        """A server whose lasting link died while idle (a stdio child exited, a legacy SSE
+        stream ended) is FAILED with the reason, not CONNECTED until the next call."""
         client = self.client
         if client is None or client.state is not ClientState.CONNECTED or self._stopping:
             return
-        transport = client.transport
-        if isinstance(transport, StdioTransport) and (reason := transport.exit_reason()):
+        # Transports with a lasting link say why it ended; per-request HTTP has none.
+        exit_reason = getattr(client.transport, "exit_reason", None)
+        if callable(exit_reason) and (reason := exit_reason()):
             client.state = ClientState.FAILED
-            client.last_error = reason
+            client.last_error = str(reason)
 
     async def run(self, stop: asyncio.Event) -> None:
         """Owner task: connect, list tools, wait for stop, close. Never raises."""

@@ -250,6 +250,10 @@ class LegacySseTransport:
             if not future.done():
                 future.set_exception(TransportClosed(str(self._closed_error)))
 
+    def exit_reason(self) -> str | None:
+        """Why the event stream (and with it the session) is gone, or None while it lives."""
+        return None if self._closed_error is None else str(self._closed_error)
+
     async def _shutdown(self) -> None:
         if self._closed_error is None:
             self._closed_error = TransportClosed("connection closed")
@@ -328,6 +332,10 @@ class FallbackHttpTransport:
 
     def diagnostics(self) -> list[str]:
         return self.active.diagnostics()
+
+    def exit_reason(self) -> str | None:
+        """The legacy stream's end, once fallen back; Streamable HTTP has no lasting link."""
+        return self.active.exit_reason() if isinstance(self.active, LegacySseTransport) else None
 
 
 def _ignore(message: JsonObject) -> None:
