@@ -217,6 +217,25 @@ async def test_a_working_directory_that_does_not_exist_fails_to_connect(tmp_path
         await transport.start(lambda message: None)
 
 
+async def test_a_server_that_closes_its_stderr_keeps_serving(
+    spawn: Spawn, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # No grace at all: were stderr EOF taken for the end of the server, every call after
+    # it would fail at once.
+    monkeypatch.setattr(stdio, "EXIT_FLUSH_GRACE_S", 0.0)
+    program, args = server_command()
+    transport = await spawn(
+        command=["sh", "-c", f"exec {shlex.join([program, *args])} 2>/dev/null"]
+    )
+    client = await connect(transport)
+    await wait_until(lambda: transport._stderr_eof)
+
+    async with asyncio.timeout(20):
+        for i in range(3):
+            assert text_of(await client.call_tool("echo", {"text": str(i)})) == str(i)
+    assert transport.exit_reason() is None
+
+
 # -- what the child sees -----------------------------------------------------------------
 
 

@@ -366,7 +366,8 @@ class StdioTransport:
             return
         if self._stdout_eof and self._stderr_eof and self._exited.is_set():
             self._fail_all(self._exit_error())
-        elif self._fail_handle is None:
+        elif self._fail_handle is None and (self._stdout_eof or self._exited.is_set()):
+            # stderr EOF alone is no end: a server may close or redirect its stderr.
             loop = asyncio.get_running_loop()
             self._fail_handle = loop.call_later(
                 EXIT_FLUSH_GRACE_S, lambda: self._fail_all(self._exit_error())
