@@ -17,6 +17,7 @@ from cat_code.mcp.errors import (
     ProcessExited,
     ProtocolError,
     RequestTimeout,
+    SessionExpired,
     TransportClosed,
 )
 
@@ -401,6 +402,69 @@ async def test_request_ids_are_never_reused() -> None:
     await asyncio.gather(*(client.call_tool("echo", {"text": str(i)}) for i in range(20)))
     ids = [m["id"] for m in fake.requests]
     assert len(ids) == len(set(ids))
+
+
+# -- an expired session ------------------------------------------------------------------
+
+
+def expiring(fake: FakeTransport) -> asyncio.Event:
+    """Make the fake's session expire: every tools/call fails with SessionExpired until a
+    new initialize has been answered; returns an event set when one is asked for."""
+    asked = asyncio.Event()
+    answered = False
+    initialize = fake.handlers["initialize"]
+
+    def on_initialize(params: dict[str, Any]) -> Any:
+        nonlocal answered
+        asked.set()
+        answered = True
+        return initialize(params)
+
+    def on_call(params: dict[str, Any]) -> Any:
+        if not answered:
+            raise SessionExpired("HTTP 404: the server no longer knows this session")
+        return echo(params)
+
+    fake.handlers["tools/call"] = on_call
+    fake.handlers["initialize"] = on_initialize
+    return asked
+
+
+async def test_a_new_session_that_is_never_answered_times_out_like_the_call() -> None:
+    fake = FakeTransport()
+    client = await connected(fake, request_timeout=0.05)
+    expiring(fake)
+    fake.handlers["initialize"] = lambda params: fake.hang()
+
+    async with asyncio.timeout(5):  # far beyond the request timeout: only a hang reaches it
+        with pytest.raises(RequestTimeout, match="timed out"):
+            await client.call_tool("echo", {"text": "x"})
+
+
+async def test_calls_that_find_the_session_expired_together_start_one_new_session() -> None:
+    fake = FakeTransport()
+    client = await connected(fake)
+    asked = expiring(fake)
+    initialize = fake.handlers["initialize"]
+    release = asyncio.Event()
+
+    async def slow_initialize(params: dict[str, Any]) -> Any:
+        await release.wait()
+        return initialize(params)
+
+    fake.handlers["initialize"] = slow_initialize
+    calls = [asyncio.create_task(client.call_tool("echo", {"text": str(i)})) for i in range(5)]
+    await fake.wait_request("initialize")
+    # Let every call meet the expired session before the new one is answered.
+    await fake._wait(fake.requests, lambda m: len(fake.methods()) >= 7, 5)
+    release.set()
+
+    async with asyncio.timeout(5):
+        results = await asyncio.gather(*calls)
+
+    assert results == [echo({"arguments": {"text": str(i)}}) for i in range(5)]
+    assert fake.methods().count("initialize") == 2  # the first connect, and one renewal
+    assert asked.is_set()
 
 
 # -- progress ----------------------------------------------------------------------------

@@ -92,6 +92,8 @@ class McpClient:
         #: Bumped by every tools/list_changed, so a listing in flight knows it is stale.
         self._tools_generation = 0
         self._background: set[asyncio.Task[Any]] = set()
+        #: The handshake that replaces an expired session, shared by every call waiting on it.
+        self._renewal: asyncio.Task[None] | None = None
         self._started = False
         self._closing = False
         self._deadlines = _Deadlines()
@@ -192,9 +194,29 @@ class McpClient:
         timeout: float | None,
         progress: ProgressHandler | None,
     ) -> Any:
-        logger.info("%s: session expired; starting a new one", self.name)
-        await self._handshake()
+        limit = self.request_timeout if timeout is None else timeout
+        renewal = self._renewal
+        if renewal is None or renewal.done():
+            # One new session for every call that found the old one gone, not one each.
+            logger.info("%s: session expired; starting a new one", self.name)
+            renewal = self._renewal = asyncio.create_task(self._renew_session(limit))
+            self._background.add(renewal)  # close() cancels it
+            renewal.add_done_callback(self._renewed)
+        try:
+            # Shielded: a caller that gives up must not cancel the others' renewal.
+            async with asyncio.timeout(None if limit == math.inf else limit):
+                await asyncio.shield(renewal)
+        except TimeoutError:
+            raise RequestTimeout(
+                f"{method} timed out after {limit:g} s waiting for a new session "
+                f"(no answer to initialize from server '{self.name}')"
+            ) from None
         return await self._timed_request(method, params, timeout, progress)
+
+    async def _renew_session(self, limit: float) -> None:
+        # Bounded by its starter's limit, so a renewal nobody waits for any more ends too.
+        async with asyncio.timeout(None if limit == math.inf else limit):
+            await self._handshake()
 
     async def _timed_request(
         self,
@@ -383,6 +405,11 @@ class McpClient:
         task = asyncio.ensure_future(coro)
         self._background.add(task)
         task.add_done_callback(self._background.discard)
+
+    def _renewed(self, renewal: asyncio.Task[None]) -> None:
+        self._background.discard(renewal)
+        if not renewal.cancelled():
+            renewal.exception()  # its waiters have it; none left must not log "never retrieved"
 
 
 class _Deadline:
