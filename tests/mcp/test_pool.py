@@ -309,3 +309,30 @@ async def test_a_server_still_starting_shows_as_connecting() -> None:
     finally:
         release.set()
         await pool.close_all()
+
+
+async def test_a_tool_list_change_announced_while_closing_starts_no_refresh(
+    caplog: pytest.LogCaptureFixture,
+) -> None:
+    class ChangesOnClose(FakeTransport):
+        """Like a server that reports a changed tool list as stdin closes."""
+
+        async def close(self) -> None:
+            self.push({"method": "notifications/tools/list_changed"})
+            await super().close()
+
+    fake = ChangesOnClose(tools=[tool("echo")])
+    entry = ServerConfig(name="s", type="stdio", source=Path("mcp.json"), command="x")
+    registry = ToolRegistry()
+    pool = McpPool(McpConfig(servers=[entry]), transport_factory=lambda c: fake)
+    await pool.connect_all()
+    pool.register_into(registry)
+
+    await pool.close_all()
+
+    # Nothing of the pool outlives close_all: no refresh left to run against a closed server.
+    leftovers = [t for t in asyncio.all_tasks() if "refresh_tools" in repr(t.get_coro())]
+    assert leftovers == []
+    assert fake.methods().count("tools/list") == 1
+    assert "mcp__s__echo" in registry
+    assert not any("could not re-list" in r.getMessage() for r in caplog.records)

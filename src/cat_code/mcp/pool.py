@@ -180,8 +180,10 @@ class McpServer:
                 await _close_quietly(client)
 
     def _tools_changed(self) -> None:
-        if not self.ready.is_set() or self.error is not None:
-            return  # the initial listing is still to come and will see the new list
+        if not self.ready.is_set() or self.error is not None or self._stopping:
+            # Still starting: the initial listing will see the new list. Stopping: a
+            # refresh would only race the close (and warn that it failed).
+            return
         if self._refresh is not None and not self._refresh.done():
             self._refresh.cancel()
         self._refresh = asyncio.ensure_future(self._pool.refresh_tools(self))
