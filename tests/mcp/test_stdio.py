@@ -328,6 +328,27 @@ async def test_close_ends_every_process_of_a_shell_wrapper(spawn: Spawn, tmp_pat
         kill_quietly(server, grandchild)
 
 
+async def test_a_start_cancelled_as_the_child_appears_still_closes_cleanly(
+    spawn: Spawn, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    transport = await spawn()
+    starting = asyncio.create_task(transport.start(lambda message: None))
+    made = stdio._ChildProtocol.connection_made
+
+    def cancel_the_start(self: stdio._ChildProtocol, pipe: asyncio.BaseTransport) -> None:
+        made(self, pipe)
+        starting.cancel()  # a startup timeout or close_all striking at this very moment
+
+    monkeypatch.setattr(stdio._ChildProtocol, "connection_made", cancel_the_start)
+    with pytest.raises(asyncio.CancelledError):
+        await starting
+
+    async with asyncio.timeout(20):
+        await transport.close()
+    assert transport.pid is not None
+    assert not alive(transport.pid)
+
+
 async def test_requests_after_close_fail_and_close_is_idempotent(spawn: Spawn) -> None:
     transport = await spawn()
     await connect(transport)

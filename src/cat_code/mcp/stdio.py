@@ -445,9 +445,11 @@ class _ChildProtocol(asyncio.SubprocessProtocol):
 
     def connection_made(self, transport: asyncio.BaseTransport) -> None:
         # Called before subprocess_exec returns: a child that exits at once must already
-        # find its transport here.
+        # find its transport here, and a start cancelled from now on leaves a child (and
+        # its group) that close() must be able to end.
         assert isinstance(transport, asyncio.SubprocessTransport)
         self._owner._process = transport
+        self._owner.pid = transport.get_pid()
 
     def pipe_data_received(self, fd: int, data: bytes | str) -> None:
         assert isinstance(data, bytes)
