@@ -301,6 +301,11 @@ def test_mcp_call_that_times_out_exits_1(tmp_path: Path) -> None:
         ("mcp__echo__echo", '["text", "hi"]', "must be a JSON object"),
         ("mcp__echo__echo", '"hi"', "must be a JSON object"),
         ("mcp__echo__echo", "{text: hi}", "not valid JSON"),
+        (
+            "mcp__echo__echo",
+            '{"text": "hi',
+            "not valid JSON (Unterminated string starting at: column 10)",
+        ),
     ],
 )
 def test_mcp_call_usage_errors_exit_2(

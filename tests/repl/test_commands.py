@@ -87,6 +87,14 @@ def test_mcp_call_accepts_a_short_tool_name_when_it_is_unambiguous(ctx: CommandC
     )
 
 
+def test_mcp_call_names_the_json_fault_and_its_column_without_repeating_a_word(
+    ctx: CommandContext,
+) -> None:
+    action = handle_command('/mcp call mcp__echo__echo {"text": "hi', ctx)
+    assert isinstance(action, Show) and action.kind == "error"
+    assert "(Unterminated string starting at: column 10)" in action.text
+    assert "at at" not in action.text
+
 @pytest.mark.parametrize(
     ("line", "words"),
     [

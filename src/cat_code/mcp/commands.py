@@ -157,7 +157,8 @@ async def _call(config: McpConfig, name: str, raw_arguments: str, *, as_json: bo
     try:
         arguments = json.loads(raw_arguments)
     except json.JSONDecodeError as exc:
-        _error(f"JSON_ARGS is not valid JSON ({exc.msg} at column {exc.colno}): {raw_arguments}")
+        # "{msg}: column N", as json words it: some messages end in "at" already.
+        _error(f"JSON_ARGS is not valid JSON ({exc.msg}: column {exc.colno}): {raw_arguments}")
         return EXIT_USAGE
     if not isinstance(arguments, dict):
         _error(f'JSON_ARGS must be a JSON object like \'{{"key": "value"}}\', got: {raw_arguments}')

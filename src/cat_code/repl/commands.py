@@ -141,7 +141,8 @@ def _mcp_call(text: str, ctx: CommandContext) -> Action:
     try:
         arguments = json.loads(raw)
     except json.JSONDecodeError as exc:
-        return Show(f"JSON is not valid ({exc.msg} at column {exc.colno}): {raw}\n{usage}", "error")
+        # "{msg}: column N", as json words it: some messages end in "at" already.
+        return Show(f"JSON is not valid ({exc.msg}: column {exc.colno}): {raw}\n{usage}", "error")
     if not isinstance(arguments, dict):
         return Show(f"the arguments must be a JSON object, got: {raw}\n{usage}", "error")
     return CallTool(name, arguments)
