@@ -103,6 +103,17 @@ def test_a_file_without_mcp_servers_has_no_servers(tmp_path: Path) -> None:
     assert config.servers == [] and config.warnings == []
 
 
+def test_a_file_in_vs_codes_servers_shape_gives_a_warning_naming_mcp_servers(
+    tmp_path: Path,
+) -> None:
+    path = tmp_path / "mcp.json"
+    path.write_text(json.dumps({"servers": {"echo": {"command": "python3"}}}))
+    config = load_config([path])
+    assert config.servers == [] and config.broken == []
+    assert len(config.warnings) == 1
+    assert str(path) in config.warnings[0] and '"mcpServers", not "servers"' in config.warnings[0]
+
+
 # -- bad entries -------------------------------------------------------------------------
 
 

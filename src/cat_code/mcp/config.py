@@ -177,6 +177,13 @@ def _read_file(path: Path, warnings: list[str]) -> dict[str, Any]:
     if not isinstance(data, dict):
         warnings.append(f"{path}: MCP config must be a JSON object; no servers loaded from it")
         return {}
+    if "mcpServers" not in data and "servers" in data:
+        # VS Code's mcp.json shape: easy to copy, silently empty without this.
+        warnings.append(
+            f"{path}: servers go under \"mcpServers\", not \"servers\" (VS Code's format); "
+            "no servers loaded from it"
+        )
+        return {}
     servers = data.get("mcpServers", {})
     if not isinstance(servers, dict):
         warnings.append(f"{path}: 'mcpServers' must be an object; no servers loaded from it")
