@@ -143,6 +143,27 @@ async def test_crlf_streams_with_comments_priming_events_and_multiline_data_are_
         assert text_of(await client.call_tool("echo", {"text": "crlf"})) == "echo: crlf"
 
 
+class BomPeer(McpPeer):
+    """Answers calls with an SSE stream that starts with a UTF-8 byte order mark and ends
+    its lines with a bare CR, both of which the SSE format allows."""
+
+    async def on_request(self, message: dict[str, Any], seen: Seen, reply: Reply) -> None:
+        if message["method"] != "tools/call":
+            await super().on_request(message, seen, reply)
+            return
+        answer = {"jsonrpc": "2.0", "id": message["id"], "result": self.result_for(message)}
+        await reply.open_sse()
+        await reply.chunk("\ufeff".encode())
+        await reply.event(answer, eol="\r")  # no event field: the type is "message"
+        await reply.end()
+
+
+async def test_an_sse_answer_starting_with_a_byte_order_mark_is_read(connect: Connect) -> None:
+    async with BomPeer() as peer:
+        client = await connect(peer.url, request_timeout=5)
+        assert text_of(await client.call_tool("echo", {"text": "bom"})) == "echo: bom"
+
+
 class HugeEventPeer(McpPeer):
     size = 20_000_000
 

@@ -197,9 +197,12 @@ async def test_a_streamable_http_server_is_used_as_is_by_the_fallback_transport(
 class LegacyPeer(HttpPeer):
     """A scripted 2024-11-05 server: GET /sse names /messages; answers go on the stream."""
 
-    def __init__(self, *, endpoint: str = "/messages?session=abc", break_on: str = "") -> None:
+    def __init__(
+        self, *, endpoint: str = "/messages?session=abc", break_on: str = "", bom: bool = False
+    ) -> None:
         super().__init__()
         self.endpoint = endpoint
+        self.bom = bom
         self.break_on = break_on
         self.stream: Reply | None = None
         self.stream_lost = asyncio.Event()
@@ -207,6 +210,8 @@ class LegacyPeer(HttpPeer):
     async def handle(self, seen: Seen, reply: Reply) -> None:
         if seen.method == "GET":
             await reply.open_sse()
+            if self.bom:
+                await reply.chunk("\ufeff".encode())
             await reply.event(self.endpoint, event="endpoint")
             self.stream = reply
             try:
@@ -232,6 +237,12 @@ class LegacyPeer(HttpPeer):
                 result = {"tools": [ECHO_TOOL]}
             response = {"jsonrpc": "2.0", "id": message["id"], "result": result}
             await self.stream.event(json.dumps(response), event="message")
+
+
+async def test_an_endpoint_event_behind_a_byte_order_mark_is_found(connect: Connect) -> None:
+    async with LegacyPeer(bom=True) as peer:
+        client = await connect(LegacySseTransport(peer.url.replace("/mcp", "/sse")))
+        assert [t["name"] for t in await client.list_tools()] == ["echo"]
 
 
 async def test_a_legacy_stream_that_dies_fails_pending_and_later_calls_at_once(

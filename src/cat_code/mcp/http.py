@@ -71,6 +71,8 @@ EXCERPT_CHARS = 200
 _EXCERPT_READ_BYTES = 4096
 
 ACCEPT_BOTH = "application/json, text/event-stream"
+#: How an event stream is decoded: UTF-8 whatever its charset, a leading BOM dropped.
+SSE_ENCODING = "utf-8-sig"
 USER_AGENT = f"cat-code/{__version__}"
 SESSION_HEADER = "mcp-session-id"
 VERSION_HEADER = "mcp-protocol-version"
@@ -238,6 +240,9 @@ class StreamableHttpTransport:
         self, response: httpx2.Response, request_id: Any, state: _StreamState
     ) -> JsonObject | None:
         """Read SSE events until the response to ``request_id`` (returned) or the stream ends."""
+        # An event stream is always UTF-8, and a leading byte order mark is not part of
+        # its first line (the SSE spec); plain utf-8 would keep it and lose that event.
+        response.encoding = SSE_ENCODING
         # EventSource.__aiter__ is an async generator (typed as an iterator): close it
         # ourselves, so it never outlives the response.
         events = cast(

@@ -35,6 +35,7 @@ from cat_code.mcp.http import (
     CONNECT_TIMEOUT_S,
     MAX_EVENT_BYTES,
     SEND_READ_TIMEOUT_S,
+    SSE_ENCODING,
     USER_AGENT,
     StreamableHttpTransport,
     dumps,
@@ -182,6 +183,7 @@ class LegacySseTransport:
                         response.status_code,
                     )
                     return
+                response.encoding = SSE_ENCODING
                 async for event in httpx2.EventSource(response, max_event_size=MAX_EVENT_BYTES):
                     if event.event == "endpoint":
                         self._on_endpoint(event.data, endpoint)
