@@ -121,6 +121,17 @@ def test_mcp_list_with_no_servers_says_so(tmp_path: Path) -> None:
     assert run.stdout.startswith("MCP servers: none configured")
 
 
+def test_mcp_list_with_no_servers_names_the_files_it_read_as_the_place_to_add_them(
+    tmp_path: Path,
+) -> None:
+    empty = tmp_path / "team.json"
+    empty.write_text('{"mcpServers": {}}')
+    run = cat_code("--mcp-config", str(empty), "mcp", "list", cwd=tmp_path)
+    assert run.returncode == 0
+    assert f"add servers to {empty}, in the" in run.stdout
+    assert ".cat-code" not in run.stdout
+
+
 def test_an_unparseable_config_file_is_a_warning_and_the_program_carries_on(
     tmp_path: Path,
 ) -> None:

@@ -95,6 +95,7 @@ def test_mcp_call_names_the_json_fault_and_its_column_without_repeating_a_word(
     assert "(Unterminated string starting at: column 10)" in action.text
     assert "at at" not in action.text
 
+
 @pytest.mark.parametrize(
     ("line", "words"),
     [
@@ -139,6 +140,14 @@ def test_mcp_works_with_no_servers_configured() -> None:
     ctx = CommandContext(registry=ToolRegistry(), statuses=list[ServerStatus])
     assert "none configured" in shown(handle_command("/mcp", ctx))
     assert shown(handle_command("/mcp tools", ctx)) == "MCP tools: none"
+
+
+async def test_mcp_with_no_servers_names_the_config_files_read(tmp_path: Path) -> None:
+    path = tmp_path / "team.json"
+    path.write_text('{"mcpServers": {}}')
+    async with McpPool(load_config([path])) as pool:
+        ctx = CommandContext(registry=ToolRegistry(), pool=pool, statuses=pool.status)
+        assert f"add servers to {path}, in the" in shown(handle_command("/mcp", ctx))
 
 
 def test_completion_of_commands_subcommands_servers_and_tools(ctx: CommandContext) -> None:

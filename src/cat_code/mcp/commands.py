@@ -41,13 +41,16 @@ def load_config_from_args(args: argparse.Namespace) -> McpConfig:
     return config
 
 
-def format_status(statuses: Sequence[ServerStatus]) -> str:
-    """The ``MCP servers:`` block, columns aligned, failures with their reason and stderr."""
+def format_status(statuses: Sequence[ServerStatus], files: Sequence[Path] = ()) -> str:
+    """The ``MCP servers:`` block, columns aligned, failures with their reason and stderr.
+
+    ``files`` are the config files read: with no servers, the hint names them.
+    """
     if not statuses:
+        where = " or ".join(str(f) for f in files) or "~/.cat-code/mcp.json or ./.mcp.json"
         return (
             "MCP servers: none configured\n"
-            "  (add servers to ~/.cat-code/mcp.json or ./.mcp.json, "
-            'in the {"mcpServers": {...}} format)'
+            f'  (add servers to {where}, in the {{"mcpServers": {{...}}}} format)'
         )
     name_width = max(len(s.name) for s in statuses)
     state_width = max(len(s.state) for s in statuses)
@@ -128,7 +131,7 @@ async def _list(config: McpConfig, *, as_json: bool) -> int:
         if as_json:
             _print(json.dumps([s.to_json() for s in statuses], indent=2, ensure_ascii=False))
         else:
-            _print(format_status(statuses))
+            _print(format_status(statuses, config.files))
         return EXIT_OK if pool.all_connected else EXIT_FAILED
     finally:
         await pool.close_all()
@@ -209,4 +212,5 @@ def _only(config: McpConfig, names: list[str] | None) -> McpConfig:
         servers=[s for s in config.servers if s.name in names],
         broken=[b for b in config.broken if b.name in names],
         warnings=config.warnings,
+        files=config.files,
     )

@@ -100,6 +100,8 @@ class McpConfig:
     servers: list[ServerConfig] = field(default_factory=list)
     broken: list[BrokenServer] = field(default_factory=list)
     warnings: list[str] = field(default_factory=list)
+    #: The files read (or looked for), lowest precedence first: where to add servers.
+    files: list[Path] = field(default_factory=list)
 
     @property
     def names(self) -> list[str]:
@@ -146,7 +148,7 @@ def load_config(
                     type=_guess_type(raw),
                     target=_guess_target(raw),
                 )
-    config = McpConfig(warnings=warnings)
+    config = McpConfig(warnings=warnings, files=files)
     for entry in entries.values():
         if isinstance(entry, BrokenServer):
             config.broken.append(entry)
@@ -180,7 +182,7 @@ def _read_file(path: Path, warnings: list[str]) -> dict[str, Any]:
     if "mcpServers" not in data and "servers" in data:
         # VS Code's mcp.json shape: easy to copy, silently empty without this.
         warnings.append(
-            f"{path}: servers go under \"mcpServers\", not \"servers\" (VS Code's format); "
+            f'{path}: servers go under "mcpServers", not "servers" (VS Code\'s format); '
             "no servers loaded from it"
         )
         return {}

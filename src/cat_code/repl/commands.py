@@ -112,7 +112,7 @@ def _mcp(rest: str, ctx: CommandContext) -> Action:
     sub, _, tail = rest.partition(" ")
     tail = tail.strip()
     if not sub:
-        return Show(format_status(ctx.statuses()))
+        return Show(format_status(ctx.statuses(), ctx.pool.config.files if ctx.pool else ()))
     if sub == "tools":
         if ctx.pool is None:
             return Show("MCP tools: none")
