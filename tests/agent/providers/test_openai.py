@@ -111,10 +111,13 @@ async def test_a_local_server_needs_no_key(
     assert api.headers[0]["authorization"] == f"Bearer {LOCAL_PLACEHOLDER_KEY}"
 
 
-def test_without_a_key_or_a_base_url_no_model_is_configured(
+def test_without_a_key_or_a_base_url_no_model_is_configured_and_the_openai_variables_are_named(
     monkeypatch: pytest.MonkeyPatch,
 ) -> None:
     monkeypatch.delenv("OPENAI_API_KEY", raising=False)
     monkeypatch.delenv("OPENAI_BASE_URL", raising=False)
-    with pytest.raises(NoModelConfigured):
+    with pytest.raises(NoModelConfigured) as info:
         OpenAIProvider("gpt-test")
+    message = str(info.value)
+    assert message.startswith("No model configured: openai:gpt-test needs OPENAI_API_KEY")
+    assert "OPENAI_BASE_URL" in message and "ANTHROPIC_API_KEY" not in message

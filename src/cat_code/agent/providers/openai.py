@@ -21,7 +21,7 @@ import os
 from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any
 
-from cat_code.agent.providers import HOW_TO_CONFIGURE, NoModelConfigured
+from cat_code.agent.providers import NoModelConfigured
 from cat_code.agent.providers.base import (
     AssistantMessage,
     Message,
@@ -68,7 +68,10 @@ class OpenAIProvider:
             if importlib.util.find_spec("openai") is None:
                 raise ImportError("No module named 'openai'", name="openai")
             if not os.environ.get("OPENAI_API_KEY") and not os.environ.get("OPENAI_BASE_URL"):
-                raise NoModelConfigured(f"No model configured: {HOW_TO_CONFIGURE}.")
+                raise NoModelConfigured(
+                    f"No model configured: {self.name} needs OPENAI_API_KEY, or OPENAI_BASE_URL "
+                    "for a local server (Ollama, llama.cpp, vLLM)."
+                )
         self._client = client
         self._import: asyncio.Future[Any] | None = None
 
