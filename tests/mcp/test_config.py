@@ -140,6 +140,10 @@ def test_a_file_in_vs_codes_servers_shape_gives_a_warning_naming_mcp_servers(
         ({"command": "x", "requestTimeoutMs": 0}, "'requestTimeoutMs'"),
         ({"command": "x", "startupTimeoutMs": "10s"}, "'startupTimeoutMs'"),
         ({"command": "x", "startupTimeoutMs": True}, "'startupTimeoutMs'"),
+        # Python's json reads NaN and Infinity (and 1e400 is infinite): no usable limit.
+        ({"command": "x", "startupTimeoutMs": float("nan")}, "'startupTimeoutMs'"),
+        ({"command": "x", "requestTimeoutMs": float("nan")}, "'requestTimeoutMs'"),
+        ({"command": "x", "requestTimeoutMs": float("inf")}, "'requestTimeoutMs'"),
         ({"command": "x", "disabled": "yes"}, "'disabled'"),
         ({"command": "${CAT_CODE_TEST_UNSET}"}, "${CAT_CODE_TEST_UNSET}"),
         ({"command": "x", "args": ["--k=${CAT_CODE_TEST_UNSET}"]}, "'args[0]'"),

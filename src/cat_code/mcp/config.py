@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import json
 import logging
+import math
 import os
 import re
 from collections.abc import Mapping, Sequence
@@ -227,7 +228,11 @@ def parse_entry(
 
     def get_ms(key: str, default: int) -> float:
         value = raw.get(key, default)
-        if isinstance(value, bool) or not isinstance(value, int | float) or value <= 0:
+        if (
+            isinstance(value, bool)
+            or not isinstance(value, int | float)
+            or not 0 < value < math.inf  # also refuses NaN, which json reads too
+        ):
             raise ConfigError(f"{where}: '{key}' must be a positive number of milliseconds")
         return float(value) / 1000
 
