@@ -596,6 +596,7 @@ async def test_log_messages_from_the_server_go_to_the_log(caplog: pytest.LogCapt
     fake.push({"method": "notifications/message", "params": {"level": "debug", "data": {"k": 1}}})
 
     records = [r for r in caplog.records if r.name == "cat_code.mcp.client"]
+    records = [r for r in records if " ← " not in r.getMessage()]  # not the -v traffic lines
     warning = next(r for r in records if "disk almost full" in r.getMessage())
     assert warning.levelno == logging.WARNING
     assert "db" in warning.getMessage()
@@ -609,3 +610,39 @@ async def test_unknown_notifications_are_ignored() -> None:
     fake.push({"method": "notifications/progress", "params": "not an object"})
     assert await client.call_tool("echo", {"text": "ok"}) == echo({"arguments": {"text": "ok"}})
     assert [m["method"] for m in fake.sent] == ["notifications/initialized"]
+
+
+# -- -v: the traffic ---------------------------------------------------------------------
+
+
+async def test_debug_logging_shows_every_message_each_way_and_cuts_long_ones(
+    caplog: pytest.LogCaptureFixture,
+) -> None:
+    caplog.set_level(logging.DEBUG, logger="cat_code.mcp.client")
+    fake = FakeTransport({"tools/call": lambda params: {"content": [], "long": "x" * 5000}})
+    client = await connected(fake)
+    await client.call_tool("echo", {"text": "hi"})
+    fake.push({"id": "srv-1", "method": "ping"})
+    await fake.wait_sent(lambda m: m.get("id") == "srv-1")
+
+    lines = [r.getMessage() for r in caplog.records if r.name == "cat_code.mcp.client"]
+    assert any(
+        line.startswith('fake → {"jsonrpc":"2.0","id":1,"method":"initialize"') for line in lines
+    )
+    assert 'fake → {"jsonrpc":"2.0","method":"notifications/initialized"}' in lines
+    call = next(line for line in lines if '"method":"tools/call"' in line)
+    assert call.startswith("fake → ") and '"arguments":{"text":"hi"}' in call
+    answer = next(line for line in lines if line.startswith("fake ← ") and '"long"' in line)
+    assert answer.endswith(" characters)") and len(answer) < 2100
+    assert 'fake ← {"jsonrpc":"2.0","id":"srv-1","method":"ping"}' in lines
+    assert 'fake → {"jsonrpc":"2.0","id":"srv-1","result":{}}' in lines
+
+
+async def test_without_debug_logging_no_message_is_serialised_for_the_log(
+    caplog: pytest.LogCaptureFixture,
+) -> None:
+    caplog.set_level(logging.INFO, logger="cat_code.mcp.client")
+    fake = FakeTransport({"tools/call": echo})
+    client = await connected(fake)
+    await client.call_tool("echo", {"text": "hi"})
+    assert not [r for r in caplog.records if " → " in r.getMessage() or " ← " in r.getMessage()]

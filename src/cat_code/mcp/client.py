@@ -16,6 +16,7 @@ from __future__ import annotations
 import asyncio
 import enum
 import itertools
+import json
 import logging
 import math
 from collections.abc import Awaitable, Callable
@@ -48,6 +49,8 @@ MAX_RELISTS = 3
 METHOD_NOT_FOUND = -32601
 INVALID_PARAMS = -32602
 INTERNAL_ERROR = -32603
+#: ``-v`` logs every message, cut to this many characters.
+TRACE_CHARS = 2000
 
 #: (progress, total, message) for one request's notifications/progress.
 ProgressHandler = Callable[[float, float | None, str | None], None]
@@ -148,7 +151,9 @@ class McpClient:
         self.server_capabilities = caps if isinstance(caps, dict) else {}
         instructions = result.get("instructions")
         self.instructions = instructions if isinstance(instructions, str) else None
-        await self.transport.send({"jsonrpc": "2.0", "method": "notifications/initialized"})
+        initialized: JsonObject = {"jsonrpc": "2.0", "method": "notifications/initialized"}
+        self._trace("→", initialized)
+        await self.transport.send(initialized)
         logger.debug("%s: connected, protocol %s, server %s", self.name, version, self.server_info)
 
     async def close(self) -> None:
@@ -237,8 +242,10 @@ class McpClient:
         if params is not None:
             message["params"] = params
         deadline = self._deadlines.start(request_id, limit)
+        self._trace("→", message)
         try:
             response = await self.transport.request(message)
+            self._trace("←", response)
         except asyncio.CancelledError:
             if deadline is not None and deadline.expired_here():
                 raise self._timed_out(request_id, method, limit) from None
@@ -267,7 +274,10 @@ class McpClient:
 
     async def _raw_request(self, method: str, params: JsonObject) -> Any:
         message = {"jsonrpc": "2.0", "id": next(self._ids), "method": method, "params": params}
-        return _result_of(await self.transport.request(message))
+        self._trace("→", message)
+        response = await self.transport.request(message)
+        self._trace("←", response)
+        return _result_of(response)
 
     def _cancel_remote(self, request_id: int, reason: str) -> None:
         note = {
@@ -278,6 +288,7 @@ class McpClient:
         self._spawn(self._send_quietly(note))
 
     async def _send_quietly(self, message: JsonObject) -> None:
+        self._trace("→", message)
         try:
             await self.transport.send(message)
         except McpClientError as exc:
@@ -336,6 +347,7 @@ class McpClient:
     # -- server-originated messages --------------------------------------------------
 
     def _on_message(self, message: JsonObject) -> None:
+        self._trace("←", message)
         method = message.get("method")
         if "id" in message:
             self._on_request(message["id"], method, message.get("params"))
@@ -400,6 +412,15 @@ class McpClient:
         else:
             message["result"] = result
         self._spawn(self._send_quietly(message))
+
+    def _trace(self, arrow: str, message: Any) -> None:
+        """``-v``: one debug line per message, ``→`` to the server, ``←`` from it."""
+        if not logger.isEnabledFor(logging.DEBUG):
+            return
+        text = json.dumps(message, ensure_ascii=False, separators=(",", ":"), default=repr)
+        if len(text) > TRACE_CHARS:
+            text = f"{text[:TRACE_CHARS]}… ({len(text)} characters)"
+        logger.debug("%s %s %s", self.name, arrow, text)
 
     def _spawn(self, coro: Awaitable[Any]) -> None:
         task = asyncio.ensure_future(coro)
