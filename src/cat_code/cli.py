@@ -141,7 +141,8 @@ def configure_logging(verbosity: int) -> None:
     root.setLevel(logging.DEBUG if verbosity > 0 else logging.WARNING)
     if verbosity < 2:
         # Third-party HTTP libraries are very chatty at debug level; -vv shows them too.
-        for noisy in ("httpx", "httpcore", "httpx2", "httpcore2", "anthropic", "openai"):
+        # asyncio's "Using selector: EpollSelector" says nothing about MCP either.
+        for noisy in ("httpx", "httpcore", "httpx2", "httpcore2", "anthropic", "openai", "asyncio"):
             logging.getLogger(noisy).setLevel(logging.WARNING)
 
 

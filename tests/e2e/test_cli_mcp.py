@@ -169,6 +169,16 @@ def test_verbose_logging_shows_server_stderr_on_our_stderr(
     assert "echo server ready" not in run.stdout
 
 
+def test_verbose_logging_shows_the_mcp_traffic_and_not_asyncios_selector(
+    tmp_path: Path, echo_config: str
+) -> None:
+    run = cat_code("-v", "--mcp-config", echo_config, "mcp", "list", cwd=tmp_path)
+    assert run.returncode == 0
+    assert 'echo → {"jsonrpc":"2.0","id":1,"method":"initialize"' in run.stderr
+    assert '"method":"tools/list"' in run.stderr
+    assert "Using selector" not in run.stderr
+
+
 # -- --mcp-config anywhere ---------------------------------------------------------------
 
 
