@@ -673,6 +673,33 @@ async def test_header_values_never_reach_logs_errors_or_describe(
     assert "Bearer" not in caplog.text
 
 
+@pytest.mark.parametrize(
+    "value",
+    [f"Bearer {SECRET}\r", f"Bearer {SECRET}\n", f"Bearer {SECRET}\x00", f"Bearer {SECRET}é"],
+)
+async def test_a_header_value_http_cannot_carry_fails_naming_the_header_not_the_value(
+    value: str, caplog: pytest.LogCaptureFixture
+) -> None:
+    # A CR left by a CRLF .env file is the usual way a secret gets here.
+    caplog.set_level(logging.DEBUG)
+    async with McpPeer() as peer:
+        raw = {"url": peer.url, "type": "http", "headers": {"Authorization": value}}
+        entry = parse_entry("s", raw, source=Path("mcp.json"))
+        async with McpPool(McpConfig(servers=[entry])) as pool:
+            await pool.connect_all()
+            (status,) = pool.status()
+    assert status.state == "FAILED"
+    assert "Authorization" in (status.error or "")
+    assert SECRET not in (status.error or "")
+    assert SECRET not in caplog.text
+
+
+async def test_spaces_around_a_header_value_are_not_part_of_it(connect: Connect) -> None:
+    async with McpPeer() as peer:
+        await connect(peer.url, headers={"X-Api-Key": f"  {SECRET}\t"})
+    assert peer.requests("POST")[0].headers["x-api-key"] == SECRET
+
+
 def test_describe_hides_credentials_in_the_url() -> None:
     transport = StreamableHttpTransport("https://user:pw@example.com/mcp")
     assert transport.describe() == "http: https://example.com/mcp"

@@ -104,7 +104,7 @@ class StreamableHttpTransport:
             self._url = httpx2.URL(url)
         except httpx2.InvalidURL as exc:
             raise ConnectError(f"invalid URL {url!r}: {exc}") from exc
-        self._user_headers = dict(headers or {})
+        self._user_headers = sendable_headers(headers or {})
         self._session_id: str | None = None
         self._protocol_version: str | None = None
         self._on_message: MessageHandler = _ignore
@@ -588,6 +588,23 @@ def dumps(message: JsonObject) -> bytes:
 def mime_type(response: httpx2.Response) -> str:
     """The response's media type, lowercased, without parameters."""
     return response.headers.get("content-type", "").partition(";")[0].strip().lower()
+
+
+def sendable_headers(headers: Mapping[str, str]) -> dict[str, str]:
+    """The entry's headers as HTTP can carry them; a `ConnectError` naming the header, never
+    its value (a secret), for one it cannot (a CR from a CRLF ``.env`` file, non-ASCII)."""
+    out: dict[str, str] = {}
+    for name, value in headers.items():
+        # Spaces and tabs around a value are not part of it (RFC 9110, 5.5).
+        value = value.strip(" \t")
+        if not all(" " <= c <= "~" or c == "\t" for c in value):
+            raise ConnectError(
+                f"the value of header {name!r} cannot be sent over HTTP (it holds a control "
+                "character such as a line break, or a non-ASCII character); check the entry's "
+                "headers and the variables they use"
+            )
+        out[name] = value
+    return out
 
 
 def public_url(url: httpx2.URL) -> str:

@@ -42,6 +42,7 @@ from cat_code.mcp.http import (
     mime_type,
     public_url,
     read_excerpt,
+    sendable_headers,
     timeouts,
     translate_error,
 )
@@ -79,7 +80,7 @@ class LegacySseTransport:
         self._reader: asyncio.Task[None] | None = None
         self._closed_error: TransportClosed | None = None
         self._close_task: asyncio.Task[None] | None = None
-        base = httpx2.Headers(headers or {})
+        base = httpx2.Headers(sendable_headers(headers or {}))
         base.setdefault("user-agent", USER_AGENT)
         base["accept"] = "text/event-stream"
         base["cache-control"] = "no-store"
