@@ -338,6 +338,15 @@ def test_mcp_call_usage_errors_exit_2(
     assert run.stdout == ""
 
 
+@pytest.mark.parametrize("typed", ["echo", "echo__echo", "mcp__echo__ecko"])
+def test_mcp_call_of_an_unknown_tool_suggests_the_registered_name_meant(
+    tmp_path: Path, echo_config: str, typed: str
+) -> None:
+    run = cat_code("--mcp-config", echo_config, "mcp", "call", typed, cwd=tmp_path)
+    assert run.returncode == 2
+    assert f"unknown tool '{typed}' — did you mean 'mcp__echo__echo'?" in run.stderr
+
+
 def test_mcp_call_of_a_tool_whose_server_failed_exits_1_with_the_reason(tmp_path: Path) -> None:
     config = config_file(tmp_path / "mcp.json", {"echo": ECHO, "broken": {"command": "./nope"}})
     run = cat_code("--mcp-config", config, "mcp", "call", "mcp__broken__echo", cwd=tmp_path)

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import argparse
 import asyncio
+import difflib
 import json
 import logging
 import sys
@@ -173,7 +174,9 @@ async def _call(config: McpConfig, name: str, raw_arguments: str, *, as_json: bo
         tool = pool.find_tool(name)
         if tool is None:
             known = [t.name for t in pool.tools()]
-            _error(f"unknown tool {name!r}")
+            guesses = _guesses(name, known)
+            hint = f" — did you mean {' or '.join(map(repr, guesses))}?" if guesses else ""
+            _error(f"unknown tool {name!r}{hint}")
             if known:
                 sys.stderr.write("available tools:\n" + "".join(f"  {k}\n" for k in known))
             failed = [s for s in pool.status() if s.state == "FAILED"]
@@ -196,6 +199,12 @@ async def _call(config: McpConfig, name: str, raw_arguments: str, *, as_json: bo
         return EXIT_FAILED if result.is_error else EXIT_OK
     finally:
         await pool.close_all()
+
+
+def _guesses(name: str, known: list[str]) -> list[str]:
+    """Registered names the user may have meant: the tool's own name, or a near miss."""
+    suffix = [k for k in known if k.endswith(f"__{name}")]
+    return suffix[:3] or difflib.get_close_matches(name, known, n=3, cutoff=0.85)
 
 
 def _may_own(server: str, tool_name: str) -> bool:
