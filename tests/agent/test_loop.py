@@ -227,6 +227,7 @@ async def test_the_loop_stops_at_max_turns() -> None:
     outcome = await agent.run("loop forever")
 
     assert outcome.status == "max_turns" and outcome.model_turns == 3
+    assert outcome.turn_limit_note.startswith("stopped after 3 model turns without a final answer")
     assert len(model.calls) == 3 and len(echo.calls) == 3
     # The conversation ends on tool results, so the next prompt joins them.
     assert isinstance(agent.messages[-1], UserMessage) and agent.messages[-1].tool_results
@@ -533,3 +534,14 @@ async def test_a_provider_that_raises_something_unexpected_ends_the_turn_with_an
     assert outcome.status == "error" and outcome.error is not None
     assert "TypeError: Could not resolve authentication method" in str(outcome.error)
     assert (await agent.run("again")).text == "fine again"
+
+
+async def test_the_turn_limit_note_says_one_model_turn_in_the_singular() -> None:
+    model = ScriptedProvider([use_tools(("echo", {}))])
+    agent = Agent(model, ToolRegistry([FakeTool("echo", returning("again"))]), max_turns=1)
+
+    outcome = await agent.run("loop forever")
+
+    assert outcome.turn_limit_note == (
+        "stopped after 1 model turn without a final answer (raise the limit with --max-turns)"
+    )

@@ -89,6 +89,12 @@ class Outcome:
     model_turns: int = 0
     usage: Usage = field(default_factory=Usage)
 
+    @property
+    def turn_limit_note(self) -> str:
+        """What to tell the user when the turn ended at ``--max-turns``."""
+        turns = f"{self.model_turns} model turn{'' if self.model_turns == 1 else 's'}"
+        return f"stopped after {turns} without a final answer (raise the limit with --max-turns)"
+
 
 class Agent:
     """A conversation with a model that can call the tools of a registry."""

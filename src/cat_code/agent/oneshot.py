@@ -152,8 +152,5 @@ async def _run(args: argparse.Namespace, prompt: str) -> int:
     if outcome.status == "error":
         _say(f"cat-code: {outcome.error}")
     else:
-        _say(
-            f"cat-code: stopped after {outcome.model_turns} model turns without a final answer "
-            "(raise the limit with --max-turns)"
-        )
+        _say(f"cat-code: {outcome.turn_limit_note}")
     return EXIT_FAILED

@@ -331,12 +331,7 @@ class Repl:
         if outcome.status == "error":
             self.console.print(error_line(str(outcome.error)))
         elif outcome.status == "max_turns":
-            self.console.print(
-                note_line(
-                    f"stopped after {outcome.model_turns} model turns without a final answer "
-                    "(raise the limit with --max-turns)"
-                )
-            )
+            self.console.print(note_line(outcome.turn_limit_note))
         if outcome.stop_reason == "max_tokens":
             self.console.print(note_line("(the answer was cut off at the output token limit)"))
         self.console.print()
