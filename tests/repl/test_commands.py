@@ -104,7 +104,9 @@ def test_mcp_call_names_the_json_fault_and_its_column_without_repeating_a_word(
         ("/mcp call mcp__echo__echo {bad", "not valid"),
         ("/mcp call mcp__echo__echo [1, 2]", "JSON object"),
         ("/mcp frobnicate", "unknown /mcp subcommand"),
-        ("/bogus", "unknown command /bogus"),
+        ("/bogus", "unknown command /bogus — /help lists the commands"),
+        ("/mpc", "unknown command /mpc — did you mean /mcp? /help lists the commands"),
+        ("/model openai:gpt-x", "restart with `cat-code --model openai:gpt-x`"),
     ],
 )
 def test_mistakes_are_error_lines_that_say_what_to_type(

@@ -8,6 +8,7 @@
 
 from __future__ import annotations
 
+import difflib
 import json
 import logging
 from collections.abc import Callable
@@ -100,10 +101,22 @@ def handle_command(line: str, ctx: CommandContext) -> Action:
     if name == "/tools":
         return Show(tools_text(ctx.registry, ctx.width))
     if name == "/model":
+        if rest:
+            # Typed as if it switched models: say that it does not, and how to.
+            return Show(
+                f"/model only shows the model; to use {rest}, restart with "
+                f"`cat-code --model {rest}` (or set CAT_CODE_MODEL)\n{model_text(ctx)}",
+                "error",
+            )
         return Show(model_text(ctx))
     if name == "/mcp":
         return _mcp(rest, ctx)
-    return Show(f"unknown command {words[0]} — /help lists the commands", "error")
+    guess = difflib.get_close_matches(name, _COMMAND_NAMES, n=1, cutoff=0.6)
+    hint = f"did you mean {guess[0]}? " if guess else ""
+    return Show(f"unknown command {words[0]} — {hint}/help lists the commands", "error")
+
+
+_COMMAND_NAMES = ("/help", "/exit", "/quit", "/clear", "/tools", "/model", "/mcp")
 
 
 def _mcp(rest: str, ctx: CommandContext) -> Action:
