@@ -106,3 +106,56 @@ async def test_a_closed_client_leaves_no_timer_behind() -> None:
     await client.close()
 
     assert client._deadlines._timer is None
+
+
+def progressing(fake: FakeTransport, notes: int, gap: float) -> Any:
+    """A tools/call handler that reports progress ``notes`` times, ``gap`` apart, then answers
+    (``notes=0``: reports progress for ever)."""
+
+    async def handler(params: dict[str, Any]) -> Any:
+        token = params["_meta"]["progressToken"]
+        step = 0
+        while notes == 0 or step < notes:
+            step += 1
+            fake.push(
+                {"method": "notifications/progress",
+                 "params": {"progressToken": token, "progress": step}}
+            )  # fmt: skip
+            await asyncio.sleep(gap)  # the server's pace, not synchronisation
+        return {"content": [{"type": "text", "text": "done"}]}
+
+    return handler
+
+
+async def test_progress_from_the_server_restarts_the_request_timeout() -> None:
+    fake = FakeTransport()
+    # Ten notes 0.05 s apart: the call takes about 0.5 s against a 0.25 s timeout.
+    fake.handlers["tools/call"] = progressing(fake, notes=10, gap=0.05)
+    client = await connected(fake, request_timeout=0.25)
+    seen: list[float] = []
+
+    async with asyncio.timeout(10):
+        result = await client.call_tool("work", progress=lambda p, t, m: seen.append(p))
+
+    assert result["content"][0]["text"] == "done"
+    assert seen == [float(i) for i in range(1, 11)]
+
+
+async def test_progress_never_extends_a_request_past_ten_times_its_timeout() -> None:
+    fake = FakeTransport()
+    fake.handlers["tools/call"] = progressing(fake, notes=0, gap=0.01)
+    client = await connected(fake, request_timeout=0.05)
+
+    async with asyncio.timeout(10):
+        with pytest.raises(RequestTimeout, match="no answer or progress"):
+            await client.call_tool("work", progress=lambda p, t, m: None)
+    cancelled = await fake.wait_sent(lambda m: m.get("method") == "notifications/cancelled")
+    assert cancelled["params"]["requestId"] == fake.requests[-1]["id"]
+    assert client.state is ClientState.CONNECTED
+
+
+async def test_a_progress_note_with_an_unhashable_token_is_ignored() -> None:
+    fake = FakeTransport()
+    client = await connected(fake)
+    fake.push({"method": "notifications/progress", "params": {"progressToken": [1], "progress": 1}})
+    assert client.state is ClientState.CONNECTED

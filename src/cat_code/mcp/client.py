@@ -3,7 +3,8 @@
 It owns the MCP meaning the transport does not know: the ``initialize`` handshake and
 version negotiation, ``tools/list`` (every page, cached until the server says the list
 changed), ``tools/call``, per-request timeouts that send ``notifications/cancelled``
-and leave the connection usable, and the answers to server-originated messages (``ping``
+and leave the connection usable (progress from the server restarts a timeout, up to
+``MAX_TIMEOUT_WITH_PROGRESS`` times it in all), and the answers to server-originated messages (``ping``
 → ``{}``, ``elicitation/create`` only when a handler was given, anything else -32601).
 State runs NEW → CONNECTED → CLOSED, or → FAILED with ``last_error`` kept for status
 (also when the server process is found dead under a request after connecting).
@@ -51,6 +52,9 @@ INVALID_PARAMS = -32602
 INTERNAL_ERROR = -32603
 #: ``-v`` logs every message, cut to this many characters.
 TRACE_CHARS = 2000
+#: Progress from the server restarts a request's timeout, but never past this many times
+#: the timeout in all: the spec asks for a maximum even while progress keeps coming.
+MAX_TIMEOUT_WITH_PROGRESS = 10
 
 #: (progress, total, message) for one request's notifications/progress.
 ProgressHandler = Callable[[float, float | None, str | None], None]
@@ -90,7 +94,8 @@ class McpClient:
         self.instructions: str | None = None
         self._ids = itertools.count(1)
         self._progress_tokens = itertools.count(1)
-        self._progress: dict[Any, ProgressHandler] = {}
+        #: progress token → (the caller's handler, the request id, its timeout)
+        self._progress: dict[Any, tuple[ProgressHandler, int, float]] = {}
         self._tools: list[JsonObject] | None = None
         #: Bumped by every tools/list_changed, so a listing in flight knows it is stale.
         self._tools_generation = 0
@@ -237,7 +242,7 @@ class McpClient:
             token = next(self._progress_tokens)
             params = dict(params or {})
             params["_meta"] = {**params.get("_meta", {}), "progressToken": token}
-            self._progress[token] = progress
+            self._progress[token] = (progress, request_id, limit)
         message: JsonObject = {"jsonrpc": "2.0", "id": request_id, "method": method}
         if params is not None:
             message["params"] = params
@@ -269,7 +274,8 @@ class McpClient:
     def _timed_out(self, request_id: int, method: str, limit: float) -> RequestTimeout:
         self._cancel_remote(request_id, f"timed out after {limit:g} s")
         return RequestTimeout(
-            f"{method} timed out after {limit:g} s (no answer from server '{self.name}')"
+            f"{method} timed out after {limit:g} s (no answer or progress from server "
+            f"'{self.name}')"
         )
 
     async def _raw_request(self, method: str, params: JsonObject) -> Any:
@@ -355,8 +361,12 @@ class McpClient:
         params = message.get("params")
         params = params if isinstance(params, dict) else {}
         if method == "notifications/progress":
-            handler = self._progress.get(params.get("progressToken"))
-            if handler is not None:
+            token = params.get("progressToken")
+            entry = self._progress.get(token) if isinstance(token, str | int) else None
+            if entry is not None:
+                handler, request_id, limit = entry
+                # A server that reports progress is alive: give the request its time again.
+                self._deadlines.extend(request_id, limit)
                 progress, total = params.get("progress"), params.get("total")
                 text = params.get("message")
                 handler(
@@ -436,11 +446,12 @@ class McpClient:
 class _Deadline:
     """One request's timeout: its task, when it expires, and whether it has."""
 
-    __slots__ = ("cancelling", "expired", "task", "when")
+    __slots__ = ("cancelling", "expired", "latest", "task", "when")
 
-    def __init__(self, task: asyncio.Task[Any], when: float) -> None:
+    def __init__(self, task: asyncio.Task[Any], when: float, latest: float) -> None:
         self.task = task
         self.when = when
+        self.latest = latest
         self.cancelling = task.cancelling()
         self.expired = False
 
@@ -471,10 +482,21 @@ class _Deadlines:
         loop = asyncio.get_running_loop()
         task = asyncio.current_task(loop)
         assert task is not None, "requests run in a task"
-        entry = self._entries[key] = _Deadline(task, loop.time() + limit)
+        now = loop.time()
+        entry = self._entries[key] = _Deadline(
+            task, now + limit, now + limit * MAX_TIMEOUT_WITH_PROGRESS
+        )
         if entry.when < self._armed_at:
             self._arm(loop, entry.when)
         return entry
+
+    def extend(self, key: int, limit: float) -> None:
+        """Restart a deadline's clock (up to its latest). Only ever later, so the armed
+        timer may fire early; ``_fire`` then re-arms for what is really due."""
+        entry = self._entries.get(key)
+        if entry is not None and not entry.expired:
+            loop = asyncio.get_running_loop()
+            entry.when = min(loop.time() + limit, entry.latest)
 
     def finish(self, key: int) -> None:
         # The timer stays armed: re-arming it per request is the cost this class avoids.
