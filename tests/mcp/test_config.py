@@ -353,3 +353,12 @@ def test_status_shows_the_target_as_written_so_expanded_secrets_stay_hidden(tmp_
     assert by_name["s"].args == ("--token=s3cret",)
     assert by_name["s"].target == "srv --token=${TOKEN}"
     assert by_name["h"].target == "https://example.invalid/mcp?key=${TOKEN}"
+
+
+def test_null_args_mean_no_args_like_every_other_optional_field(tmp_path: Path) -> None:
+    from cat_code.mcp.config import load_config as _load
+
+    path = tmp_path / "mcp.json"
+    path.write_text('{"mcpServers": {"s": {"command": "srv", "args": null, "env": null}}}')
+    (server,) = _load([path]).servers
+    assert server.args == () and dict(server.env) == {}

@@ -336,3 +336,21 @@ async def test_a_tool_list_change_announced_while_closing_starts_no_refresh(
     assert fake.methods().count("tools/list") == 1
     assert "mcp__s__echo" in registry
     assert not any("could not re-list" in r.getMessage() for r in caplog.records)
+
+
+async def test_status_lists_servers_in_the_config_files_order_broken_ones_included(
+    tmp_path: Path,
+) -> None:
+    path = tmp_path / "mcp.json"
+    servers = {
+        "first": {"command": "definitely-not-a-command-here"},
+        "broken": {"type": "carrier-pigeon"},
+        "last": {"command": "x", "disabled": True},
+    }
+    path.write_text(json.dumps({"mcpServers": servers}))
+    pool = McpPool(load_config([path]))
+    try:
+        await pool.connect_all()
+        assert [s.name for s in pool.status()] == ["first", "broken", "last"]
+    finally:
+        await pool.close_all()

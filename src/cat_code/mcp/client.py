@@ -4,8 +4,9 @@ It owns the MCP meaning the transport does not know: the ``initialize`` handshak
 version negotiation, ``tools/list`` (every page, cached until the server says the list
 changed), ``tools/call``, per-request timeouts that send ``notifications/cancelled``
 and leave the connection usable (progress from the server restarts a timeout, up to
-``MAX_TIMEOUT_WITH_PROGRESS`` times it in all), and the answers to server-originated messages (``ping``
-→ ``{}``, ``elicitation/create`` only when a handler was given, anything else -32601).
+``MAX_TIMEOUT_WITH_PROGRESS`` times it in all), and the answers to server-originated
+messages (``ping`` → ``{}``, ``elicitation/create`` only when a handler was given,
+anything else -32601).
 State runs NEW → CONNECTED → CLOSED, or → FAILED with ``last_error`` kept for status
 (also when the server process is found dead under a request after connecting).
 The handshake lives in ``_handshake`` alone, so the stateless 2026-07-28 era (``_meta``

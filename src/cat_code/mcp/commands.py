@@ -222,4 +222,5 @@ def _only(config: McpConfig, names: list[str] | None) -> McpConfig:
         broken=[b for b in config.broken if b.name in names],
         warnings=config.warnings,
         files=config.files,
+        order=[n for n in config.order if n in names],
     )

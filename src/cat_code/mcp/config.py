@@ -103,6 +103,8 @@ class McpConfig:
     warnings: list[str] = field(default_factory=list)
     #: The files read (or looked for), lowest precedence first: where to add servers.
     files: list[Path] = field(default_factory=list)
+    #: Every server name, good or broken, in the order the files give them.
+    order: list[str] = field(default_factory=list)
 
     @property
     def names(self) -> list[str]:
@@ -149,7 +151,7 @@ def load_config(
                     type=_guess_type(raw),
                     target=_guess_target(raw),
                 )
-    config = McpConfig(warnings=warnings, files=files)
+    config = McpConfig(warnings=warnings, files=files, order=list(entries))
     for entry in entries.values():
         if isinstance(entry, BrokenServer):
             config.broken.append(entry)
@@ -264,7 +266,9 @@ def parse_entry(
         if not url.startswith(("http://", "https://")):
             raise ConfigError(f"{where}: 'url' must start with http:// or https://, got {url!r}")
 
-    raw_args = raw.get("args", [])
+    raw_args = raw.get("args")
+    if raw_args is None:  # like every other optional field, null means absent
+        raw_args = []
     if not isinstance(raw_args, list):
         raise ConfigError(
             f"{where}: 'args' must be an array of strings, not {_json_type(raw_args)}"

@@ -335,6 +335,9 @@ class McpPool:
             )
             for b in self.broken
         )
+        # Config order, broken entries in their place (the files' order is the user's).
+        rank = {name: i for i, name in enumerate(self.config.order)}
+        statuses.sort(key=lambda s: rank.get(s.name, len(rank)))
         return statuses
 
     @property
