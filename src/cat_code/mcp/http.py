@@ -36,7 +36,7 @@ from cat_code.mcp.errors import (
     TransportClosed,
     TransportError,
 )
-from cat_code.mcp.transport import JsonObject, MessageHandler
+from cat_code.mcp.transport import JsonObject, MessageHandler, hand_up, ignore_message
 
 logger = logging.getLogger(__name__)
 
@@ -107,7 +107,7 @@ class StreamableHttpTransport:
         self._user_headers = sendable_headers(headers or {})
         self._session_id: str | None = None
         self._protocol_version: str | None = None
-        self._on_message: MessageHandler = _ignore
+        self._on_message: MessageHandler = ignore_message
         self._client = http_client
         self._owns_client = http_client is None
         self._listener: asyncio.Task[None] | None = None
@@ -311,10 +311,7 @@ class StreamableHttpTransport:
             if not isinstance(item, dict):
                 logger.warning("%s: skipping a message that is not an object", self.name)
             elif "method" in item:
-                try:
-                    self._on_message(item)
-                except Exception:
-                    logger.exception("%s: handler failed for %s", self.name, item.get("method"))
+                hand_up(item, self._on_message, self.name)
             elif request_id is not None and item.get("id") == request_id:
                 found = item
             else:
@@ -669,7 +666,3 @@ _DNS_HINTS = (
     "no address associated",
     "getaddrinfo",
 )
-
-
-def _ignore(message: JsonObject) -> None:
-    return None

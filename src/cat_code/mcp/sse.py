@@ -46,7 +46,7 @@ from cat_code.mcp.http import (
     timeouts,
     translate_error,
 )
-from cat_code.mcp.transport import JsonObject, MessageHandler
+from cat_code.mcp.transport import JsonObject, MessageHandler, dispatch, ignore_message
 
 logger = logging.getLogger(__name__)
 
@@ -73,7 +73,7 @@ class LegacySseTransport:
             raise ConnectError(f"invalid URL {url!r}: {exc}") from exc
         self.protocol_version: str | None = None
         self.endpoint: httpx2.URL | None = None
-        self._on_message: MessageHandler = _ignore
+        self._on_message: MessageHandler = ignore_message
         self._client = http_client
         self._owns_client = http_client is None
         self._pending: dict[Any, asyncio.Future[JsonObject]] = {}
@@ -226,20 +226,7 @@ class LegacySseTransport:
         except ValueError:
             logger.warning("%s: skipping an SSE event that is not JSON: %.200s", self.name, data)
             return
-        if not isinstance(message, dict):
-            logger.warning("%s: skipping a message that is not an object", self.name)
-            return
-        if "method" in message:
-            try:
-                self._on_message(message)
-            except Exception:
-                logger.exception("%s: handler failed for %s", self.name, message.get("method"))
-            return
-        future = self._pending.get(message.get("id"))
-        if future is None or future.done():
-            logger.debug("%s: dropping response for unknown id %r", self.name, message.get("id"))
-            return
-        future.set_result(message)
+        dispatch(message, self._pending, self._on_message, self.name)
 
     def _fail_all(self, reason: McpClientError, endpoint: asyncio.Future[httpx2.URL]) -> None:
         if self._closed_error is None:
@@ -281,7 +268,7 @@ class FallbackHttpTransport:
         self.url = url
         self.name = name or url
         self._headers = dict(headers or {})
-        self._on_message: MessageHandler = _ignore
+        self._on_message: MessageHandler = ignore_message
         self.active: StreamableHttpTransport | LegacySseTransport = StreamableHttpTransport(
             url, headers=self._headers, name=name
         )
@@ -339,7 +326,3 @@ class FallbackHttpTransport:
     def exit_reason(self) -> str | None:
         """The legacy stream's end, once fallen back; Streamable HTTP has no lasting link."""
         return self.active.exit_reason() if isinstance(self.active, LegacySseTransport) else None
-
-
-def _ignore(message: JsonObject) -> None:
-    return None

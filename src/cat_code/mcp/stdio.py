@@ -28,7 +28,7 @@ from pathlib import Path
 from typing import Any
 
 from cat_code.mcp.errors import ConnectError, ProcessExited, TransportClosed
-from cat_code.mcp.transport import JsonObject, MessageHandler
+from cat_code.mcp.transport import JsonObject, MessageHandler, dispatch, ignore_message
 
 logger = logging.getLogger(__name__)
 
@@ -95,7 +95,7 @@ class StdioTransport:
         self.name = name or command
         self.protocol_version: str | None = None
         self.pid: int | None = None
-        self._on_message: MessageHandler = _ignore
+        self._on_message: MessageHandler = ignore_message
         self._process: asyncio.SubprocessTransport | None = None
         self._stdin: asyncio.WriteTransport | None = None
         self._pending: dict[Any, asyncio.Future[JsonObject]] = {}
@@ -291,23 +291,7 @@ class StdioTransport:
         self._on_parsed(message)
 
     def _on_parsed(self, message: Any) -> None:
-        if not isinstance(message, dict):
-            logger.warning("%s: skipping stdout line that is not a JSON object", self.name)
-            return
-        if "method" in message:
-            try:
-                self._on_message(message)
-            except Exception:
-                logger.exception("%s: handler failed for %s", self.name, message.get("method"))
-            return
-        try:
-            future = self._pending.get(message.get("id"))
-        except TypeError:  # an unhashable id (an array, an object) is none of ours
-            future = None
-        if future is None or future.done():
-            logger.debug("%s: dropping response for unknown id %r", self.name, message.get("id"))
-            return
-        future.set_result(message)
+        dispatch(message, self._pending, self._on_message, self.name)
 
     def _on_stderr(self, data: bytes) -> None:
         buffer = self._stderr_buffer
@@ -484,10 +468,6 @@ def _utf8(raw: bytes | memoryview) -> str | None:
         return str(raw, "utf-8")
     except UnicodeDecodeError:
         return None
-
-
-def _ignore(message: JsonObject) -> None:
-    return None
 
 
 def _signal_group(pgid: int, sig: signal.Signals) -> None:

@@ -10,12 +10,53 @@ stateless 2026-07-28 protocol: only the client changes what it puts in the messa
 
 from __future__ import annotations
 
+import asyncio
+import logging
 from collections.abc import Callable
 from typing import Any, Protocol
+
+logger = logging.getLogger(__name__)
 
 JsonObject = dict[str, Any]
 #: Receives every server-originated message (a request or a notification).
 MessageHandler = Callable[[JsonObject], None]
+
+
+def ignore_message(message: JsonObject) -> None:
+    """The handler a transport holds until ``start`` gives it the real one."""
+
+
+def hand_up(message: JsonObject, on_message: MessageHandler, name: str) -> None:
+    """Give a server-originated message to the handler; a failing handler is logged, never
+    raised into the reader that found the message."""
+    try:
+        on_message(message)
+    except Exception:
+        logger.exception("%s: handler failed for %s", name, message.get("method"))
+
+
+def dispatch(
+    message: Any,
+    pending: dict[Any, asyncio.Future[JsonObject]],
+    on_message: MessageHandler,
+    name: str,
+) -> None:
+    """Route one parsed message of a shared reader: server requests and notifications go
+    up, a response resolves the waiter for its id. Anything else is logged and dropped."""
+    if not isinstance(message, dict):
+        logger.warning("%s: skipping a message that is not a JSON object", name)
+        return
+    if "method" in message:
+        hand_up(message, on_message, name)
+        return
+    try:
+        future = pending.get(message.get("id"))
+    except TypeError:  # an unhashable id (an array, an object) is none of ours
+        future = None
+    if future is None or future.done():
+        logger.debug("%s: dropping response for unknown id %r", name, message.get("id"))
+        return
+    future.set_result(message)
 
 
 class Transport(Protocol):
