@@ -293,3 +293,9 @@ async def test_a_get_that_is_not_an_event_stream_fails_clearly(connect: Connect)
     async with StatusOnlyPeer(200) as peer:
         with pytest.raises(HttpStatusError, match=r"HTTP 200 to the event-stream GET .*text/plain"):
             await connect(LegacySseTransport(peer.url))
+
+
+@pytest.mark.parametrize("kind", [LegacySseTransport, FallbackHttpTransport])
+def test_a_url_httpx_cannot_use_fails_naming_the_url(kind: Any) -> None:
+    with pytest.raises(ConnectError, match="invalid URL"):
+        kind("http://\x00/mcp")

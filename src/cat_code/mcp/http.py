@@ -87,6 +87,14 @@ class _StreamState:
     events: int = 0
 
 
+def parse_url(url: str) -> httpx2.URL:
+    """The entry's URL, or a `ConnectError` naming it when httpx2 cannot use it."""
+    try:
+        return httpx2.URL(url)
+    except httpx2.InvalidURL as exc:
+        raise ConnectError(f"invalid URL {url!r}: {exc}") from exc
+
+
 class StreamableHttpTransport:
     """A `Transport` over MCP's Streamable HTTP: a POST per message, JSON or SSE answers."""
 
@@ -100,10 +108,7 @@ class StreamableHttpTransport:
     ) -> None:
         self.url = url
         self.name = name or url
-        try:
-            self._url = httpx2.URL(url)
-        except httpx2.InvalidURL as exc:
-            raise ConnectError(f"invalid URL {url!r}: {exc}") from exc
+        self._url = parse_url(url)
         self._user_headers = sendable_headers(headers or {})
         self._session_id: str | None = None
         self._protocol_version: str | None = None

@@ -40,6 +40,7 @@ from cat_code.mcp.http import (
     StreamableHttpTransport,
     dumps,
     mime_type,
+    parse_url,
     public_url,
     read_excerpt,
     sendable_headers,
@@ -67,10 +68,7 @@ class LegacySseTransport:
     ) -> None:
         self.url = url
         self.name = name or url
-        try:
-            self._url = httpx2.URL(url)
-        except httpx2.InvalidURL as exc:
-            raise ConnectError(f"invalid URL {url!r}: {exc}") from exc
+        self._url = parse_url(url)
         self.protocol_version: str | None = None
         self.endpoint: httpx2.URL | None = None
         self._on_message: MessageHandler = ignore_message
