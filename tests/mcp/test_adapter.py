@@ -14,6 +14,7 @@ from cat_code.mcp.adapter import (
     McpTool,
     assign_names,
     flatten_result,
+    may_belong_to,
     registered_name,
     sanitize,
 )
@@ -380,3 +381,20 @@ def test_is_error_is_carried_through(is_error: Any, expected: bool) -> None:
 def test_malformed_content_never_raises(result: dict[str, Any]) -> None:
     flattened = flatten_result(result)
     assert isinstance(flattened.content, str)
+
+
+@pytest.mark.parametrize("server", ["echo", "a.b", "s" * 70])
+def test_every_name_a_server_gets_is_recognised_as_its_own_and_no_other(server: str) -> None:
+    tools = ["echo", "read.file", "read_file", "t" * 80]
+    names = assign_names(server, tools, taken={registered_name(server, "echo")})
+    for name in names.values():
+        assert may_belong_to(server, name)
+        assert not may_belong_to("other", name)
+
+
+def test_a_taken_name_already_cut_to_64_characters_still_finds_a_free_one() -> None:
+    server = "s" * 70
+    plain = registered_name(server, "echo")
+    first_try = assign_names(server, ["echo"], taken={plain})["echo"]
+    names = assign_names(server, ["echo"], taken={plain, first_try})
+    assert names["echo"] not in {plain, first_try} and len(names["echo"]) <= MAX_NAME_LENGTH

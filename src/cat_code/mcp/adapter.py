@@ -35,9 +35,20 @@ def sanitize(part: str) -> str:
     return _UNSAFE.sub("_", part) or "_"
 
 
+#: How much of a too-long name survives in front of its hash suffix.
+_KEPT_PREFIX = MAX_NAME_LENGTH - _HASH_LENGTH - 1
+
+
 def _hashed(name: str, server: str, tool: str) -> str:
     digest = hashlib.sha256(f"{server}\0{tool}".encode()).hexdigest()[:_HASH_LENGTH]
-    return f"{name[: MAX_NAME_LENGTH - _HASH_LENGTH - 1]}_{digest}"
+    return f"{name[:_KEPT_PREFIX]}_{digest}"
+
+
+def may_belong_to(server: str, registered: str) -> bool:
+    """Whether ``registered`` can be a name `assign_names` gives one of ``server``'s tools."""
+    prefix = f"mcp__{sanitize(server)}__"
+    # A shortened or hashed name keeps at least the first _KEPT_PREFIX characters.
+    return registered.startswith(prefix) or registered.startswith(prefix[:_KEPT_PREFIX])
 
 
 def registered_name(server: str, tool: str) -> str:
@@ -61,7 +72,9 @@ def assign_names(server: str, tools: Iterable[str], taken: Iterable[str] = ()) -
             alternative = _hashed(name, server, tool)
             counter = 2
             while alternative in used:
-                alternative = _hashed(f"{name}_{counter}", server, tool)
+                # The counter goes into the hash: appended to a name already cut to length,
+                # it would be cut off again and the loop would never end.
+                alternative = _hashed(name, server, f"{tool}\0{counter}")
                 counter += 1
             logger.warning(
                 "MCP server '%s': tool '%s' would be registered as '%s', which is taken; "

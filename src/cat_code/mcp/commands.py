@@ -18,7 +18,7 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
-from cat_code.mcp.adapter import sanitize
+from cat_code.mcp.adapter import may_belong_to
 from cat_code.mcp.config import McpConfig, load_config
 from cat_code.mcp.pool import McpPool, ServerStatus
 
@@ -167,7 +167,7 @@ async def _call(config: McpConfig, name: str, raw_arguments: str, *, as_json: bo
     if not isinstance(arguments, dict):
         _error(f'JSON_ARGS must be a JSON object like \'{{"key": "value"}}\', got: {raw_arguments}')
         return EXIT_USAGE
-    candidates = [s.name for s in config.servers if _may_own(s.name, name)]
+    candidates = [s.name for s in config.servers if may_belong_to(s.name, name)]
     pool = McpPool(_only(config, candidates or None))
     try:
         await pool.connect_all()
@@ -205,13 +205,6 @@ def _guesses(name: str, known: list[str]) -> list[str]:
     """Registered names the user may have meant: the tool's own name, or a near miss."""
     suffix = [k for k in known if k.endswith(f"__{name}")]
     return suffix[:3] or difflib.get_close_matches(name, known, n=3, cutoff=0.85)
-
-
-def _may_own(server: str, tool_name: str) -> bool:
-    """Whether ``tool_name`` can be one of ``server``'s registered names."""
-    prefix = f"mcp__{sanitize(server)}__"
-    # A name shortened to 64 characters keeps its first 55 (see adapter._hashed).
-    return tool_name.startswith(prefix) or tool_name.startswith(prefix[:55])
 
 
 def _only(config: McpConfig, names: list[str] | None) -> McpConfig:
