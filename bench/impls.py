@@ -10,7 +10,6 @@ result so the workloads can check every client got the right answer, outside the
 from __future__ import annotations
 
 import asyncio
-import importlib.util
 from collections.abc import Sequence
 from typing import Any, Protocol
 
@@ -43,10 +42,6 @@ class CatCodeSession:
 
     async def close(self) -> None:
         await self.client.close()
-
-
-def cat_code_has_http() -> bool:
-    return importlib.util.find_spec("cat_code.mcp.http") is not None
 
 
 async def _cat_code_open(transport: Any) -> CatCodeSession:
@@ -191,11 +186,9 @@ def import_all() -> None:
     from mcp import Client  # noqa: F401
 
     import cat_code.mcp.client
+    import cat_code.mcp.http
     import cat_code.mcp.pool
-    import cat_code.mcp.stdio
-
-    if cat_code_has_http():
-        import cat_code.mcp.http  # noqa: F401
+    import cat_code.mcp.stdio  # noqa: F401
 
 
 async def open_stdio(impl: str, command: str, args: Sequence[str]) -> Session:

@@ -283,21 +283,13 @@ async def run_in_process(bench: Bench) -> None:
     http_names = [m.name for m in METRICS if m.name.startswith("http.")]
     if not bench.wanted(*http_names):
         return
-    clients: tuple[str, ...] = IMPLS
-    if not impls.cat_code_has_http():
-        clients = ("sdk", "floor")
-        for name in http_names:
-            bench.results[name].notes.append(
-                "cat-code: null — its Streamable HTTP transport (src/cat_code/mcp/http.py) "
-                "is not in the tree yet"
-            )
     servers = {mode: workloads.HttpServer(mode) for mode in ("json", "sse")}
     try:
         for server in servers.values():
             await server.start()
         for workload in w.session_workloads(servers):
             if workload.name.startswith("http."):
-                await bench.run_sessions(workload, clients)
+                await bench.run_sessions(workload)
     finally:
         for server in servers.values():
             await server.stop()
