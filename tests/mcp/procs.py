@@ -1,5 +1,5 @@
 """Helpers for tests that run real server processes: where the test servers are, and
-whether a process is still alive (by pid, never by name)."""
+waiting for them (liveness by pid comes from `scripted.processes.alive`)."""
 
 from __future__ import annotations
 
@@ -16,21 +16,6 @@ MISBEHAVING = SERVERS / "misbehaving_server.py"
 def server_command(*flags: str) -> tuple[str, list[str]]:
     """The command and args that run the misbehaving test server with ``flags``."""
     return sys.executable, [str(MISBEHAVING), *flags]
-
-
-def alive(pid: int) -> bool:
-    """Whether ``pid`` is a live process (a zombie waiting to be reaped counts as gone)."""
-    try:
-        os.kill(pid, 0)
-    except ProcessLookupError:
-        return False
-    except PermissionError:
-        return True
-    try:
-        stat = Path(f"/proc/{pid}/stat").read_bytes()
-    except OSError:
-        return True  # no /proc: trust kill(0)
-    return stat[stat.rfind(b")") + 2 :].split()[0] != b"Z"
 
 
 async def wait_until(condition: Callable[[], bool], timeout: float = 5) -> None:

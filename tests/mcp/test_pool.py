@@ -14,7 +14,8 @@ from typing import Any
 import pytest
 from conftest import ECHO_SERVER
 from fakes import FakeTransport, tool
-from procs import alive, kill_quietly, read_pid, server_command, wait_until
+from procs import kill_quietly, read_pid, server_command, wait_until
+from scripted.processes import alive
 
 from cat_code.mcp.config import BrokenServer, McpConfig, ServerConfig, load_config
 from cat_code.mcp.pool import McpPool, default_transport

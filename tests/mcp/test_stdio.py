@@ -12,7 +12,8 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from procs import alive, kill_quietly, read_pid, server_command, wait_until
+from procs import kill_quietly, read_pid, server_command, wait_until
+from scripted.processes import alive
 
 from cat_code.mcp import stdio
 from cat_code.mcp.client import McpClient

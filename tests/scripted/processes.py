@@ -32,7 +32,7 @@ def read_pid(pidfile: Path) -> int:
 
 
 def alive(pid: int) -> bool:
-    """Whether ``pid`` runs (a zombie waiting to be reaped counts as gone)."""
+    """Whether ``pid`` is a live process (a zombie waiting to be reaped counts as gone)."""
     try:
         os.kill(pid, 0)
     except ProcessLookupError:
@@ -40,7 +40,7 @@ def alive(pid: int) -> bool:
     except PermissionError:
         return True
     try:
-        stat = Path(f"/proc/{pid}/stat").read_text()
+        stat = Path(f"/proc/{pid}/stat").read_bytes()
     except OSError:
-        return False
-    return stat.rsplit(")", 1)[1].split()[0] != "Z"
+        return True  # no /proc: trust kill(0)
+    return stat[stat.rfind(b")") + 2 :].split()[0] != b"Z"
