@@ -6,8 +6,10 @@
     │   ├── ConnectError           could not start or reach the server (command not found, refused)
     │   ├── TransportClosed        the connection is gone: we closed it, or the peer did
     │   │   └── ProcessExited      the stdio child exited (exit code and stderr tail in the text)
+    │   ├── MessageTooLarge        one message above the transport's size cap (names the size)
     │   ├── HttpStatusError        an HTTP answer with an unexpected status or content type
-    │   └── SessionExpired         HTTP 404 on a request that carried a session id
+    │   │   └── AuthenticationRequired  HTTP 401 (keeps WWW-Authenticate for sign-in)
+    │   └── SessionExpired         the server forgot our session (seen by the session, not a transport)
     ├── RequestTimeout             no answer within the request timeout (a local error, no code)
     └── ProtocolError              the server broke the protocol (bad version, malformed answer)
         └── McpError               the server answered with a JSON-RPC error (code, message, data)
@@ -49,16 +51,33 @@ class ProcessExited(TransportClosed):
         self.returncode = returncode
 
 
-class HttpStatusError(TransportError):
-    """An HTTP answer had a status or content type the protocol does not allow here."""
+class MessageTooLarge(TransportError):
+    """A single message was larger than the transport takes; the text names both sizes."""
 
-    def __init__(self, message: str, status_code: int) -> None:
+
+class HttpStatusError(TransportError):
+    """An HTTP answer had a status or content type the protocol does not allow here.
+
+    ``detail`` is the start of the body (a JSON-RPC error's message when it is one), so a
+    layer above can tell answers apart without the transport knowing what they mean.
+    """
+
+    def __init__(self, message: str, status_code: int, detail: str = "") -> None:
         super().__init__(message)
         self.status_code = status_code
+        self.detail = detail
+
+
+class AuthenticationRequired(HttpStatusError):
+    """HTTP 401: the server wants credentials. ``www_authenticate`` is the challenge as sent."""
+
+    def __init__(self, message: str, www_authenticate: str | None, detail: str = "") -> None:
+        super().__init__(message, 401, detail)
+        self.www_authenticate = www_authenticate
 
 
 class SessionExpired(TransportError):
-    """The server no longer knows our session (HTTP 404 with a session id): re-initialize."""
+    """The server no longer knows our session (HTTP 404, or a 400 naming the session)."""
 
 
 class RequestTimeout(McpClientError):

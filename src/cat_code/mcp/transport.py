@@ -1,29 +1,70 @@
 """The seam between the client and the wire: a `Transport` moves JSON-RPC messages.
 
-A transport knows JSON-RPC envelopes, not MCP meaning: it sends requests and hands back
-the response with the same id, sends notifications and responses, and passes every
-message the server originates (requests and notifications) to the handler given to
-``start``. Handlers are plain functions called on the event loop; they must not block.
-Errors are the `TransportError` family. The same seam serves the handshake era and the
-stateless 2026-07-28 protocol: only the client changes what it puts in the messages.
+A transport knows JSON-RPC envelopes, never an MCP method: it sends a request and hands
+back the response with the same id, sends notifications (and, in the handshake era,
+responses), and passes every message the server originates to the handler given to
+``start``. What the client wants of one message's trip beyond the message itself — extra
+HTTP headers, whether it is a long-lived stream, its deadline, a look at the answer's
+headers — travels in a `RequestContext`, so the handshake era and the stateless
+2026-07-28 era differ only in what the client puts there. When the connection ends by
+itself (a child exits, an event stream ends, a message is too large to take) the
+transport says so once, through the ``on_close`` handler, at the moment it happens.
+Handlers are plain functions called on the event loop; they must not block. Errors are
+the `TransportError` family (`cat_code.mcp.errors`).
 """
 
 from __future__ import annotations
 
 import asyncio
 import logging
-from collections.abc import Callable
-from typing import Any, Protocol
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass, field
+from typing import Any, Literal, Protocol
 
 logger = logging.getLogger(__name__)
 
 JsonObject = dict[str, Any]
 #: Receives every server-originated message (a request or a notification).
 MessageHandler = Callable[[JsonObject], None]
+#: Told, once, why a connection ended by itself (never after our own ``close``).
+CloseHandler = Callable[[str], None]
+TransportKind = Literal["stdio", "http", "sse"]
+
+#: The largest single message (stdout line, JSON body, SSE event) a transport takes.
+#: Above it the request (HTTP) or the connection (stdio, legacy SSE) fails with an error
+#: naming the size, instead of memory growing without end.
+MAX_MESSAGE_BYTES = 256 * 1024 * 1024
+
+_NO_HEADERS: Mapping[str, str] = {}
+
+
+@dataclass(frozen=True, slots=True)
+class RequestContext:
+    """What the client wants of one message's trip, beyond the message itself."""
+
+    #: Extra HTTP headers for this message (session, protocol version, Mcp-Method, ...).
+    #: Transports without headers (stdio) ignore them.
+    headers: Mapping[str, str] = field(default_factory=lambda: _NO_HEADERS)
+    #: A stream that stays open for a long time (a server's message stream): no read
+    #: timeout applies and nothing waits for it to end.
+    long_lived: bool = False
+    #: Event-loop time (``loop.time()``) after which the caller gives up, if it has one;
+    #: a transport never waits (to reconnect, to resume) past it.
+    deadline: float | None = None
+    #: Shown the headers of the answer (HTTP), before its body is read.
+    on_headers: Callable[[Mapping[str, str]], None] | None = None
+
+
+#: The context of a message that needs nothing special: the hot path's default.
+NO_CONTEXT = RequestContext()
 
 
 def ignore_message(message: JsonObject) -> None:
-    """The handler a transport holds until ``start`` gives it the real one."""
+    """The message handler a transport holds until ``start`` gives it the real one."""
+
+
+def ignore_close(reason: str) -> None:
+    """The close handler a transport holds until ``start`` gives it the real one."""
 
 
 def hand_up(message: JsonObject, on_message: MessageHandler, name: str) -> None:
@@ -59,26 +100,59 @@ def dispatch(
     future.set_result(message)
 
 
+def size_text(n: int) -> str:
+    """A byte count for an error message: ``300.0 MiB``."""
+    if n < 1024:
+        return f"{n} bytes"
+    if n < 1024 * 1024:
+        return f"{n / 1024:.1f} KiB"
+    return f"{n / (1024 * 1024):.1f} MiB"
+
+
 class Transport(Protocol):
-    """What the client needs from a connection."""
+    """What the client needs from a connection: every ability, optional ones included."""
 
-    #: Set by the client after version negotiation; HTTP sends it as MCP-Protocol-Version.
-    protocol_version: str | None
+    #: ``stdio``, ``http`` (Streamable HTTP) or ``sse`` (legacy HTTP+SSE).
+    @property
+    def kind(self) -> TransportKind: ...
 
-    async def start(self, on_message: MessageHandler) -> None:
+    #: Whether `listen` opens anything (Streamable HTTP's GET stream).
+    @property
+    def can_listen(self) -> bool: ...
+
+    async def start(self, on_message: MessageHandler, on_close: CloseHandler) -> None:
         """Open the connection (spawn the process, prepare the HTTP client)."""
 
-    async def request(self, message: JsonObject) -> JsonObject:
+    async def request(
+        self, message: JsonObject, context: RequestContext = NO_CONTEXT
+    ) -> JsonObject:
         """Send a request and return the response message (``result`` or ``error``).
 
         Cancelling the awaiting task abandons the request; it never leaks a waiter.
         """
 
-    async def send(self, message: JsonObject) -> None:
+    async def send(self, message: JsonObject, context: RequestContext = NO_CONTEXT) -> None:
         """Send a notification or a response to a server request."""
 
+    async def listen(self, context: RequestContext) -> None:
+        """Hold the server's own message stream open (reconnecting it, bounded) and hand
+        what it brings to ``on_message``; return when the server has none or ends it,
+        raise a `TransportError` when it fails. Transports that cannot return at once."""
+
+    async def release(self, context: RequestContext) -> None:
+        """Tell the server the state these headers name is no longer wanted (HTTP DELETE);
+        bounded, never raises. Transports without such state do nothing."""
+
     async def close(self) -> None:
-        """Close the connection and release everything it holds. Idempotent."""
+        """Close the connection and release everything it holds. Idempotent; finishes
+        even when the caller is cancelled."""
+
+    def hurry(self) -> None:
+        """Make a close in progress (or the next one) skip its grace periods."""
+
+    @property
+    def closed_reason(self) -> str | None:
+        """Why the connection ended by itself, or None while it lives (or we closed it)."""
 
     def describe(self) -> str:
         """A short human description of the target, such as ``stdio: ./server.sh``."""
