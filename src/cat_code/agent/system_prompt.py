@@ -46,9 +46,4 @@ def build_system_prompt(cwd: Path, instructions: Mapping[str, str] | None = None
 
 def server_instructions(pool: McpPool) -> dict[str, str]:
     """The ``instructions`` of every connected server of ``pool``."""
-    found: dict[str, str] = {}
-    for server in pool.servers:
-        client = server.client
-        if client is not None and server.state == "CONNECTED" and client.instructions:
-            found[server.name] = client.instructions
-    return found
+    return pool.instructions()

@@ -15,13 +15,11 @@ import json
 import logging
 import re
 from collections.abc import Iterable
-from typing import TYPE_CHECKING, Any
+from typing import Any, Protocol
 
 from cat_code.mcp.errors import McpClientError
+from cat_code.mcp.wire import ToolDefinition
 from cat_code.tools.base import ProgressCallback, Tool, ToolResult
-
-if TYPE_CHECKING:
-    from cat_code.mcp.client import McpClient
 
 logger = logging.getLogger(__name__)
 
@@ -90,12 +88,27 @@ def assign_names(server: str, tools: Iterable[str], taken: Iterable[str] = ()) -
     return names
 
 
-class McpTool(Tool):
-    """A tool of a remote MCP server, called through that server's `McpClient`."""
+class ToolServer(Protocol):
+    """What a tool calls through: its server, whichever connection it has right now."""
 
-    def __init__(self, client: McpClient, server: str, wire: dict[str, Any], name: str) -> None:
-        self.client = client
-        self.server = server
+    name: str
+
+    async def call_tool(
+        self,
+        tool: str,
+        arguments: dict[str, Any],
+        *,
+        progress: ProgressCallback | None = None,
+    ) -> dict[str, Any]: ...
+
+
+class McpTool(Tool):
+    """A tool of a remote MCP server, called through that server (not one connection of
+    it), so a reconnect or restart needs no re-registration."""
+
+    def __init__(self, server: ToolServer, wire: ToolDefinition, name: str) -> None:
+        self._server = server
+        self.server = server.name
         self.wire = wire
         self.name = name
         self.tool_name: str = wire["name"]
@@ -105,13 +118,13 @@ class McpTool(Tool):
         self.input_schema = schema if isinstance(schema, dict) else {"type": "object"}
         annotations = wire.get("annotations")
         self.read_only = isinstance(annotations, dict) and annotations.get("readOnlyHint") is True
-        self.owner = f"mcp:{server}"
+        self.owner = f"mcp:{server.name}"
 
     async def execute(
         self, arguments: dict[str, Any], *, progress: ProgressCallback | None = None
     ) -> ToolResult:
         try:
-            result = await self.client.call_tool(self.tool_name, arguments, progress=progress)
+            result = await self._server.call_tool(self.tool_name, arguments, progress=progress)
         except McpClientError as exc:
             return self._failure(str(exc) or type(exc).__name__)
         except Exception as exc:  # the agent loop must never see a tool raise

@@ -1,46 +1,44 @@
-"""`McpClient`: one server connection on top of a `Transport`.
+"""`McpClient`: one server connection on top of a `Transport` and an era's session.
 
-It owns the MCP meaning the transport does not know: the ``initialize`` handshake and
-version negotiation, ``tools/list`` (every page, cached until the server says the list
+It owns the MCP meaning the transport does not know, through its session
+(`cat_code.mcp.session`: the handshake, versions, HTTP session headers, renewal, the
+legacy SSE fallback): ``tools/list`` (every page, cached until the server says the list
 changed), ``tools/call``, per-request timeouts that send ``notifications/cancelled``
 and leave the connection usable (progress from the server restarts a timeout, up to
-``MAX_TIMEOUT_WITH_PROGRESS`` times it in all), and the answers to server-originated
-messages (``ping`` → ``{}``, ``elicitation/create`` only when a handler was given,
-anything else -32601).
-State runs NEW → CONNECTED → CLOSED, or → FAILED with ``last_error`` kept for status
-(also when the server process is found dead under a request after connecting).
-The handshake lives in ``_handshake`` alone, so the stateless 2026-07-28 era (``_meta``
-on every request, no ``initialize``) can be added there without touching transports.
+`MAX_TIMEOUT_WITH_PROGRESS` times it in all; the timers live in `deadlines`), and the
+answers to server-originated messages (``ping`` → ``{}``, ``elicitation/create`` only
+when a handler was given, anything else -32601). When the session expires, one renewal
+serves every call that found it gone, and every call issued while it runs waits for it,
+each bounded by its own timeout. The client keeps no server state: it raises, and it
+tells its owner (``on_lost``) the moment its connection ends by itself.
 """
 
 from __future__ import annotations
 
 import asyncio
-import enum
 import itertools
 import json
 import logging
 import math
 from collections.abc import Awaitable, Callable
-from typing import Any
+from typing import Any, TypeGuard
 
-from cat_code import __version__
+from cat_code.mcp.deadlines import MAX_TIMEOUT_WITH_PROGRESS, Deadlines
 from cat_code.mcp.errors import (
+    HttpStatusError,
     McpClientError,
     McpError,
-    ProcessExited,
     ProtocolError,
     RequestTimeout,
     SessionExpired,
     TransportError,
 )
-from cat_code.mcp.transport import JsonObject, Transport
+from cat_code.mcp.session import SUPPORTED_VERSIONS, HandshakeSession
+from cat_code.mcp.transport import JsonObject, RequestContext, Transport
+from cat_code.mcp.wire import ToolDefinition
 
 logger = logging.getLogger(__name__)
 
-LATEST_HANDSHAKE_VERSION = "2025-11-25"
-SUPPORTED_VERSIONS = ("2025-11-25", "2025-06-18", "2025-03-26", "2024-11-05")
-CLIENT_INFO = {"name": "cat-code", "title": "cat-code", "version": __version__}
 DEFAULT_REQUEST_TIMEOUT_S = 30.0
 #: The most pages a tools/list may take; a server looping on cursors must not hang us.
 MAX_LIST_PAGES = 1000
@@ -53,9 +51,6 @@ INVALID_PARAMS = -32602
 INTERNAL_ERROR = -32603
 #: ``-v`` logs every message, cut to this many characters.
 TRACE_CHARS = 2000
-#: Progress from the server restarts a request's timeout, but never past this many times
-#: the timeout in all: the spec asks for a maximum even while progress keeps coming.
-MAX_TIMEOUT_WITH_PROGRESS = 10
 
 #: (progress, total, message) for one request's notifications/progress.
 ProgressHandler = Callable[[float, float | None, str | None], None]
@@ -63,11 +58,12 @@ ProgressHandler = Callable[[float, float | None, str | None], None]
 ElicitationHandler = Callable[[JsonObject], Awaitable[JsonObject]]
 
 
-class ClientState(enum.Enum):
-    NEW = "NEW"
-    CONNECTED = "CONNECTED"
-    FAILED = "FAILED"
-    CLOSED = "CLOSED"
+class _Expired(SessionExpired):
+    """A request's answer said its session is gone; ``sent`` is the context it went with."""
+
+    def __init__(self, message: str, sent: RequestContext) -> None:
+        super().__init__(message)
+        self.sent = sent
 
 
 class McpClient:
@@ -81,23 +77,23 @@ class McpClient:
         request_timeout: float = DEFAULT_REQUEST_TIMEOUT_S,
         elicitation_handler: ElicitationHandler | None = None,
         on_tools_changed: Callable[[], None] | None = None,
+        on_lost: Callable[[str], None] | None = None,
+        fallback: Callable[[], Transport] | None = None,
     ) -> None:
-        self.transport = transport
+        self._transport = transport
         self.name = name
         self.request_timeout = request_timeout
         self.elicitation_handler = elicitation_handler
         self.on_tools_changed = on_tools_changed
-        self.state = ClientState.NEW
-        self.last_error: str | None = None
-        self.protocol_version: str | None = None
-        self.server_info: JsonObject = {}
-        self.server_capabilities: JsonObject = {}
-        self.instructions: str | None = None
+        self.on_lost = on_lost
+        self.session = HandshakeSession(fallback=fallback)
+        #: Why the connection ended by itself (a stdio child exited, ...), once it has.
+        self.closed_reason: str | None = None
         self._ids = itertools.count(1)
         self._progress_tokens = itertools.count(1)
         #: progress token → (the caller's handler, the request id, its timeout)
         self._progress: dict[Any, tuple[ProgressHandler, int, float]] = {}
-        self._tools: list[JsonObject] | None = None
+        self._tools: list[ToolDefinition] | None = None
         #: Bumped by every tools/list_changed, so a listing in flight knows it is stale.
         self._tools_generation = 0
         self._background: set[asyncio.Task[Any]] = set()
@@ -105,78 +101,93 @@ class McpClient:
         self._renewal: asyncio.Task[None] | None = None
         self._started = False
         self._closing = False
-        self._deadlines = _Deadlines()
+        self._deadlines = Deadlines()
+
+    # -- what the session tells ------------------------------------------------------
+
+    @property
+    def transport(self) -> Transport:
+        """The transport in use (a type-less URL may have fallen back to legacy SSE)."""
+        return self._transport
+
+    @property
+    def protocol_version(self) -> str | None:
+        return self.session.version
+
+    @property
+    def server_info(self) -> JsonObject:
+        return self.session.server_info
+
+    @property
+    def server_capabilities(self) -> JsonObject:
+        return self.session.server_capabilities
+
+    @property
+    def instructions(self) -> str | None:
+        return self.session.instructions
 
     # -- lifecycle -------------------------------------------------------------------
 
+    def _capabilities(self) -> JsonObject:
+        capabilities: JsonObject = {}
+        if self.elicitation_handler is not None:
+            capabilities["elicitation"] = {"form": {}}
+        return capabilities
+
     async def connect(self, timeout: float | None = None) -> None:
-        """Start the transport and run the handshake; FAILED with the reason on any error."""
+        """Start the transport and open the session; raises on any failure."""
         deadline = asyncio.timeout(timeout)
         try:
             async with deadline:
                 if not self._started:
-                    await self.transport.start(self._on_message)
+                    await self._transport.start(self._on_message, self._on_close)
                     self._started = True
-                await self._handshake()
-        except TimeoutError as exc:
+                await self.session.open(self, self._capabilities())
+        except TimeoutError:
             if not deadline.expired():  # the transport's own TimeoutError, not our limit
-                self._fail(f"TimeoutError: {exc}" if str(exc) else "TimeoutError")
                 raise
-            self._fail(f"no answer to initialize within {timeout:g} s")
-            raise RequestTimeout(self.last_error) from None
-        except McpClientError as exc:
-            self._fail(str(exc))
-            raise
-        except BaseException as exc:
-            self._fail(f"{type(exc).__name__}: {exc}" if str(exc) else type(exc).__name__)
-            raise
-        self.state = ClientState.CONNECTED
-
-    async def _handshake(self) -> None:
-        capabilities: JsonObject = {}
-        if self.elicitation_handler is not None:
-            capabilities["elicitation"] = {"form": {}}
-        params = {
-            "protocolVersion": LATEST_HANDSHAKE_VERSION,
-            "capabilities": capabilities,
-            "clientInfo": CLIENT_INFO,
-        }
-        # Not cancellable per the spec, so no cancel notification: the connect timeout
-        # (startup timeout) bounds it and fails the whole server instead.
-        result = await self._raw_request("initialize", params)
-        if not isinstance(result, dict):
-            raise ProtocolError("initialize result is not an object")
-        version = result.get("protocolVersion")
-        if version not in SUPPORTED_VERSIONS:
-            raise ProtocolError(f"unsupported protocol version {version}")
-        self.protocol_version = version
-        self.transport.protocol_version = version
-        info = result.get("serverInfo")
-        self.server_info = info if isinstance(info, dict) else {}
-        caps = result.get("capabilities")
-        self.server_capabilities = caps if isinstance(caps, dict) else {}
-        instructions = result.get("instructions")
-        self.instructions = instructions if isinstance(instructions, str) else None
-        initialized: JsonObject = {"jsonrpc": "2.0", "method": "notifications/initialized"}
-        self._trace("→", initialized)
-        await self.transport.send(initialized)
-        logger.debug("%s: connected, protocol %s, server %s", self.name, version, self.server_info)
+            raise RequestTimeout(f"no answer to initialize within {timeout:g} s") from None
 
     async def close(self) -> None:
-        """Close the connection. Idempotent; keeps FAILED as the state if it had failed."""
+        """End the session (bounded) and close the transport. Idempotent."""
+        if self._closing:
+            await self._transport.close()
+            return
         self._closing = True
         self._deadlines.close()
         for task in list(self._background):
             task.cancel()
         try:
-            await self.transport.close()
+            if self._started and self.closed_reason is None:
+                await self.session.close(self)
         finally:
-            if self.state is not ClientState.FAILED:
-                self.state = ClientState.CLOSED
+            await self._transport.close()
 
-    def _fail(self, reason: str) -> None:
-        self.state = ClientState.FAILED
-        self.last_error = reason
+    def _on_close(self, reason: str) -> None:
+        if self._closing or self.closed_reason is not None:
+            return
+        self.closed_reason = reason
+        if self.on_lost is not None:
+            self.on_lost(reason)
+
+    # -- the session's link ----------------------------------------------------------
+
+    async def exchange(self, method: str, params: JsonObject, context: RequestContext) -> Any:
+        message = {"jsonrpc": "2.0", "id": next(self._ids), "method": method, "params": params}
+        self._trace("→", message)
+        response = await self._transport.request(message, context)
+        self._trace("←", response)
+        return _result_of(response)
+
+    async def notify(self, method: str, context: RequestContext) -> None:
+        message: JsonObject = {"jsonrpc": "2.0", "method": method}
+        self._trace("→", message)
+        await self._transport.send(message, context)
+
+    async def switch_transport(self, transport: Transport) -> None:
+        await self._transport.close()
+        self._transport = transport
+        await transport.start(self._on_message, self._on_close)
 
     # -- requests --------------------------------------------------------------------
 
@@ -191,28 +202,33 @@ class McpClient:
         """Send a request and return its result; raise an `McpClientError` on failure.
 
         On timeout or cancellation the server is told with ``notifications/cancelled``.
-        A `SessionExpired` from the transport re-runs the handshake and retries once.
+        A request issued while the session is being renewed waits for the new one; a
+        request that finds the session expired renews it (once for all) and is retried once.
         """
+        if self._renewal is not None:
+            await self._await_renewal(method, timeout)
         try:
             return await self._timed_request(method, params, timeout, progress)
-        except SessionExpired:
-            return await self._in_new_session(method, params, timeout, progress)
+        except _Expired as exc:
+            await self._renew(exc, method, timeout)
+            return await self._timed_request(method, params, timeout, progress)
 
-    async def _in_new_session(
-        self,
-        method: str,
-        params: JsonObject | None,
-        timeout: float | None,
-        progress: ProgressHandler | None,
-    ) -> Any:
-        limit = self.request_timeout if timeout is None else timeout
+    async def _renew(self, expired: _Expired, method: str, timeout: float | None) -> None:
         renewal = self._renewal
-        if renewal is None or renewal.done():
+        if (renewal is None or renewal.done()) and expired.sent is self.session.context:
             # One new session for every call that found the old one gone, not one each.
             logger.info("%s: session expired; starting a new one", self.name)
+            limit = self.request_timeout if timeout is None else timeout
             renewal = self._renewal = asyncio.create_task(self._renew_session(limit))
             self._background.add(renewal)  # close() cancels it
             renewal.add_done_callback(self._renewed)
+        await self._await_renewal(method, timeout)
+
+    async def _await_renewal(self, method: str, timeout: float | None) -> None:
+        renewal = self._renewal
+        if renewal is None:
+            return
+        limit = self.request_timeout if timeout is None else timeout
         try:
             # Shielded: a caller that gives up must not cancel the others' renewal.
             async with asyncio.timeout(None if limit == math.inf else limit):
@@ -222,12 +238,18 @@ class McpClient:
                 f"{method} timed out after {limit:g} s waiting for a new session "
                 f"(no answer to initialize from server '{self.name}')"
             ) from None
-        return await self._timed_request(method, params, timeout, progress)
 
     async def _renew_session(self, limit: float) -> None:
         # Bounded by its starter's limit, so a renewal nobody waits for any more ends too.
         async with asyncio.timeout(None if limit == math.inf else limit):
-            await self._handshake()
+            await self.session.renew(self, self._capabilities())
+
+    def _renewed(self, renewal: asyncio.Task[None]) -> None:
+        self._background.discard(renewal)
+        if self._renewal is renewal:
+            self._renewal = None
+        if not renewal.cancelled():
+            renewal.exception()  # its waiters have it; none left must not log "never retrieved"
 
     async def _timed_request(
         self,
@@ -247,21 +269,23 @@ class McpClient:
         message: JsonObject = {"jsonrpc": "2.0", "id": request_id, "method": method}
         if params is not None:
             message["params"] = params
+        context = self.session.context
         deadline = self._deadlines.start(request_id, limit)
         self._trace("→", message)
         try:
-            response = await self.transport.request(message)
+            response = await self._transport.request(message, context)
             self._trace("←", response)
         except asyncio.CancelledError:
             if deadline is not None and deadline.expired_here():
                 raise self._timed_out(request_id, method, limit) from None
             self._cancel_remote(request_id, "cancelled by the user")
             raise
-        except ProcessExited as exc:
-            # The server process died under us: status must say so, and why. (Only this
-            # TransportClosed is final; an HTTP one may be a single broken connection.)
-            if self.state is ClientState.CONNECTED and not self._closing:
-                self._fail(str(exc))
+        except HttpStatusError as exc:
+            if self.session.expired(exc, context):
+                raise _Expired(
+                    f"the server no longer knows this session ({exc}); a new session is needed",
+                    context,
+                ) from exc
             raise
         except TimeoutError:
             raise self._timed_out(request_id, method, limit) from None
@@ -279,13 +303,6 @@ class McpClient:
             f"'{self.name}')"
         )
 
-    async def _raw_request(self, method: str, params: JsonObject) -> Any:
-        message = {"jsonrpc": "2.0", "id": next(self._ids), "method": method, "params": params}
-        self._trace("→", message)
-        response = await self.transport.request(message)
-        self._trace("←", response)
-        return _result_of(response)
-
     def _cancel_remote(self, request_id: int, reason: str) -> None:
         note = {
             "jsonrpc": "2.0",
@@ -297,17 +314,18 @@ class McpClient:
     async def _send_quietly(self, message: JsonObject) -> None:
         self._trace("→", message)
         try:
-            await self.transport.send(message)
+            await self._transport.send(message, self.session.context)
         except McpClientError as exc:
-            logger.debug("%s: could not send %s: %s", self.name, message.get("method"), exc)
+            what = message.get("method") or f"the reply to request {message.get('id')!r}"
+            logger.debug("%s: could not send %s: %s", self.name, what, exc)
 
     # -- tools -----------------------------------------------------------------------
 
-    async def list_tools(self, *, refresh: bool = False) -> list[JsonObject]:
+    async def list_tools(self, *, refresh: bool = False) -> list[ToolDefinition]:
         """Every tool over every page; cached until refreshed or the server reports a change."""
         if self._tools is not None and not refresh:
             return self._tools
-        tools: list[JsonObject] = []
+        tools: list[ToolDefinition] = []
         for _ in range(MAX_RELISTS):
             generation = self._tools_generation
             tools = await self._list_every_page()
@@ -317,8 +335,8 @@ class McpClient:
             # The list changed while we read it: what we hold may already be stale.
         return tools
 
-    async def _list_every_page(self) -> list[JsonObject]:
-        tools: list[JsonObject] = []
+    async def _list_every_page(self) -> list[ToolDefinition]:
+        tools: list[ToolDefinition] = []
         cursor: Any = None
         for _ in range(MAX_LIST_PAGES):
             # An empty-string cursor is a cursor (2026 spec: MUST NOT be taken as the end).
@@ -343,10 +361,13 @@ class McpClient:
         """Call a tool by its original name and return the wire ``CallToolResult``."""
         params = {"name": name, "arguments": arguments or {}}
         # `request` inlined: one coroutine less per call on the hottest path (~0.8 µs).
+        if self._renewal is not None:
+            await self._await_renewal("tools/call", timeout)
         try:
             result = await self._timed_request("tools/call", params, timeout, progress)
-        except SessionExpired:
-            result = await self._in_new_session("tools/call", params, timeout, progress)
+        except _Expired as exc:
+            await self._renew(exc, "tools/call", timeout)
+            result = await self._timed_request("tools/call", params, timeout, progress)
         if not isinstance(result, dict):
             raise ProtocolError("tools/call result is not an object")
         return result
@@ -438,101 +459,6 @@ class McpClient:
         self._background.add(task)
         task.add_done_callback(self._background.discard)
 
-    def _renewed(self, renewal: asyncio.Task[None]) -> None:
-        self._background.discard(renewal)
-        if not renewal.cancelled():
-            renewal.exception()  # its waiters have it; none left must not log "never retrieved"
-
-
-class _Deadline:
-    """One request's timeout: its task, when it expires, and whether it has."""
-
-    __slots__ = ("cancelling", "expired", "latest", "task", "when")
-
-    def __init__(self, task: asyncio.Task[Any], when: float, latest: float) -> None:
-        self.task = task
-        self.when = when
-        self.latest = latest
-        self.cancelling = task.cancelling()
-        self.expired = False
-
-    def expired_here(self) -> bool:
-        """Whether this deadline caused the CancelledError in hand (asyncio.timeout's rule)."""
-        return self.expired and self.task.uncancel() <= self.cancelling
-
-
-class _Deadlines:
-    """Every request timeout of one client on a single timer.
-
-    ``asyncio.timeout`` costs about 5 µs a request (an object and a timer in the loop's
-    heap), as much as a whole floor round trip with 1000 calls in flight. Here starting
-    a deadline is a dict entry; the timer is re-armed only for a deadline earlier than
-    the armed one (with one timeout per client, never while armed). When it fires, each
-    request past its deadline has its task cancelled exactly as ``asyncio.timeout`` does,
-    and `_Deadline.expired_here` turns that CancelledError into a timeout.
-    """
-
-    def __init__(self) -> None:
-        self._entries: dict[int, _Deadline] = {}
-        self._timer: asyncio.TimerHandle | None = None
-        self._armed_at = math.inf
-
-    def start(self, key: int, limit: float | None) -> _Deadline | None:
-        if limit is None or limit == math.inf:
-            return None
-        loop = asyncio.get_running_loop()
-        task = asyncio.current_task(loop)
-        assert task is not None, "requests run in a task"
-        now = loop.time()
-        entry = self._entries[key] = _Deadline(
-            task, now + limit, now + limit * MAX_TIMEOUT_WITH_PROGRESS
-        )
-        if entry.when < self._armed_at:
-            self._arm(loop, entry.when)
-        return entry
-
-    def extend(self, key: int, limit: float) -> None:
-        """Restart a deadline's clock (up to its latest). Only ever later, so the armed
-        timer may fire early; ``_fire`` then re-arms for what is really due."""
-        entry = self._entries.get(key)
-        if entry is not None and not entry.expired:
-            loop = asyncio.get_running_loop()
-            entry.when = min(loop.time() + limit, entry.latest)
-
-    def finish(self, key: int) -> None:
-        # The timer stays armed: re-arming it per request is the cost this class avoids.
-        # Firing with nothing due is a no-op, at most once per timeout.
-        del self._entries[key]
-
-    def close(self) -> None:
-        if self._timer is not None:
-            self._timer.cancel()
-            self._timer = None
-            self._armed_at = math.inf
-
-    def _arm(self, loop: asyncio.AbstractEventLoop, when: float) -> None:
-        if self._timer is not None:
-            self._timer.cancel()
-        self._armed_at = when
-        self._timer = loop.call_at(when, self._fire, loop)
-
-    def _fire(self, loop: asyncio.AbstractEventLoop) -> None:
-        # The loop runs a timer up to its clock resolution early: what it armed for is due.
-        now = max(loop.time(), self._armed_at)
-        self._timer = None
-        self._armed_at = math.inf
-        earliest = math.inf
-        for entry in self._entries.values():
-            if entry.expired:
-                continue
-            if entry.when <= now:
-                entry.expired = True
-                entry.task.cancel()
-            elif entry.when < earliest:
-                earliest = entry.when
-        if earliest < math.inf:
-            self._arm(loop, earliest)
-
 
 _LOG_LEVELS = {
     "debug": logging.DEBUG,
@@ -559,7 +485,8 @@ def _result_of(response: JsonObject) -> Any:
     return response["result"]
 
 
-def _valid_tool(tool: Any, server: str) -> bool:
+def _valid_tool(tool: Any, server: str) -> TypeGuard[ToolDefinition]:
+    """Where tool definitions cross into our code: a named object is taken as one."""
     if isinstance(tool, dict) and isinstance(tool.get("name"), str) and tool["name"]:
         return True
     logger.warning("%s: skipping a tool without a name: %.200r", server, tool)
@@ -567,8 +494,8 @@ def _valid_tool(tool: Any, server: str) -> bool:
 
 
 __all__ = [
+    "MAX_TIMEOUT_WITH_PROGRESS",
     "SUPPORTED_VERSIONS",
-    "ClientState",
     "ElicitationHandler",
     "McpClient",
     "ProgressHandler",

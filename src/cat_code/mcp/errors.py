@@ -9,7 +9,7 @@
     │   ├── MessageTooLarge        one message above the transport's size cap (names the size)
     │   ├── HttpStatusError        an HTTP answer with an unexpected status or content type
     │   │   └── AuthenticationRequired  HTTP 401 (keeps WWW-Authenticate for sign-in)
-    │   └── SessionExpired         the server forgot our session (seen by the session, not a transport)
+    │   └── SessionExpired         the server forgot our session (told by the session layer)
     ├── RequestTimeout             no answer within the request timeout (a local error, no code)
     └── ProtocolError              the server broke the protocol (bad version, malformed answer)
         └── McpError               the server answered with a JSON-RPC error (code, message, data)

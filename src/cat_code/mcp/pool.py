@@ -1,27 +1,34 @@
 """`McpPool`: every configured server, connected in parallel, none able to hurt another.
 
-Each server gets one owner task that opens its transport, runs the handshake, lists the
-tools, then waits for ``close_all`` and closes what it opened — open, use and close
-happen in that one task. ``connect_all`` waits until every server is CONNECTED or
-FAILED, each bounded by its startup timeout, so the wall time is that of the slowest
-server. No exception of one server escapes its task. When a server reports that its
-tool list changed, the pool re-lists it and updates the registry it registered into.
+Each `McpServer` owns its state — one `ServerState`, changed only by the server itself,
+read (never computed by side effect) by status — and its connection, through one owner
+task that opens the transport, opens the session, lists the tools, waits for
+``close_all`` and closes what it opened: open, use and close happen in that one task.
+A connection that ends by itself (a stdio child exits) makes its server FAILED at that
+moment, with the reason. Tools call through their server, not a connection, and the
+registered name of each (server, tool) is pinned for the life of the pool, so a tool
+list change or a reconnect never renames a tool the model has seen. ``connect_all``
+waits until every server is CONNECTED or FAILED, each bounded by its startup timeout;
+tools are then named in config order, so collisions go the same way every run.
+``close_all`` finishes closing every server even when its caller is cancelled.
 """
 
 from __future__ import annotations
 
 import asyncio
-import contextlib
+import enum
 import logging
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
 from typing import Any
 
 from cat_code.mcp.adapter import McpTool, assign_names
-from cat_code.mcp.client import ClientState, ElicitationHandler, McpClient
+from cat_code.mcp.client import ElicitationHandler, McpClient
 from cat_code.mcp.config import BrokenServer, McpConfig, ServerConfig
-from cat_code.mcp.errors import McpClientError
+from cat_code.mcp.errors import McpClientError, TransportClosed
 from cat_code.mcp.transport import Transport
+from cat_code.mcp.wire import ToolDefinition
+from cat_code.tools.base import ProgressCallback
 from cat_code.tools.registry import ToolRegistry
 
 logger = logging.getLogger(__name__)
@@ -34,12 +41,25 @@ TransportFactory = Callable[[ServerConfig], Transport]
 ServerElicitationHandler = Callable[[str, dict[str, Any]], Awaitable[dict[str, Any]]]
 
 
+class ServerState(enum.StrEnum):
+    """Where one configured server is. Its string is what status and ``--json`` show."""
+
+    NEW = "NEW"
+    CONNECTING = "CONNECTING"
+    CONNECTED = "CONNECTED"
+    FAILED = "FAILED"
+    DISABLED = "DISABLED"
+    CLOSED = "CLOSED"
+    #: The server wants a sign-in (OAuth) before it can connect.
+    NEEDS_LOGIN = "NEEDS_LOGIN"
+
+
 @dataclass(slots=True)
 class ServerStatus:
     """What ``cat-code mcp list`` and ``/mcp`` show for one server."""
 
     name: str
-    state: str
+    state: ServerState
     tools: int
     transport: str
     target: str
@@ -51,7 +71,7 @@ class ServerStatus:
     def to_json(self) -> dict[str, Any]:
         return {
             "name": self.name,
-            "state": self.state,
+            "state": str(self.state),
             "tools": self.tools,
             "transport": self.transport,
             "target": self.target,
@@ -75,10 +95,6 @@ def default_transport(config: ServerConfig) -> Transport:
         from cat_code.mcp.http import StreamableHttpTransport
 
         assert config.url is not None
-        if config.type_inferred:
-            from cat_code.mcp.sse import FallbackHttpTransport
-
-            return FallbackHttpTransport(config.url, headers=config.headers, name=config.name)
         return StreamableHttpTransport(config.url, headers=config.headers, name=config.name)
     if config.type == "sse":
         from cat_code.mcp.sse import LegacySseTransport
@@ -88,55 +104,74 @@ def default_transport(config: ServerConfig) -> Transport:
     raise McpClientError(f"unknown transport type {config.type!r}")
 
 
+def legacy_fallback(config: ServerConfig) -> Callable[[], Transport] | None:
+    """For a type-less ``url`` entry: how to build the legacy SSE transport it may fall back to."""
+    if config.type != "http" or not config.type_inferred or config.url is None:
+        return None
+    url, headers, name = config.url, config.headers, config.name
+
+    def build() -> Transport:
+        from cat_code.mcp.sse import LegacySseTransport
+
+        return LegacySseTransport(url, headers=headers, name=name)
+
+    return build
+
+
 class McpServer:
-    """One configured server: its connection, its tools, and the task that owns them."""
+    """One configured server: its state, its connection, its tools, and their owner task."""
 
     def __init__(self, config: ServerConfig, pool: McpPool) -> None:
         self.config = config
         self.name = config.name
         self._pool = pool
-        self.client: McpClient | None = None
-        self.tools: list[McpTool] = []
-        self.ready = asyncio.Event()
+        self._state = ServerState.DISABLED if config.disabled else ServerState.NEW
+        #: Why the server is FAILED (None otherwise).
         self.error: str | None = None
+        self._client: McpClient | None = None
+        #: The server's tool definitions, as last listed.
+        self.wire_tools: list[ToolDefinition] = []
+        #: Its tools as registered (named by the pool).
+        self.tools: list[McpTool] = []
         self.task: asyncio.Task[None] | None = None
+        self._ready = asyncio.Event()
         self._refresh: asyncio.Task[None] | None = None
         self._stopping = False
+        if config.disabled:
+            self._ready.set()
 
     @property
-    def state(self) -> str:
-        if self.config.disabled:
-            return "DISABLED"
-        self._notice_exit()
-        if self.error is not None:
-            return ClientState.FAILED.value
-        if self.task is not None and not self.ready.is_set():
-            # Shown by /mcp while servers start in the background: NEW would read as "idle".
-            return "CONNECTING"
-        if self.client is None:
-            return ClientState.NEW.value
-        return self.client.state.value
+    def state(self) -> ServerState:
+        return self._state
 
-    def _transport_kind(self) -> str:
-        """The configured transport, or ``sse`` once a type-less URL fell back to it."""
-        if self.client is not None and getattr(self.client.transport, "fell_back", False):
-            return "sse"
-        return self.config.type
+    @property
+    def client(self) -> McpClient | None:
+        """The current connection (for diagnostics; tools call through the server)."""
+        return self._client
 
-    def _notice_exit(self) -> None:
-        """A server whose lasting link died while idle (a stdio child exited, a legacy SSE
-        stream ended) is FAILED with the reason, not CONNECTED until the next call."""
-        client = self.client
-        if client is None or client.state is not ClientState.CONNECTED or self._stopping:
-            return
-        # Transports with a lasting link say why it ended; per-request HTTP has none.
-        exit_reason = getattr(client.transport, "exit_reason", None)
-        if callable(exit_reason) and (reason := exit_reason()):
-            client.state = ClientState.FAILED
-            client.last_error = str(reason)
+    @property
+    def instructions(self) -> str | None:
+        client = self._client
+        if self._state is ServerState.CONNECTED and client is not None:
+            return client.instructions
+        return None
 
-    async def run(self, stop: asyncio.Event) -> None:
-        """Owner task: connect, list tools, wait for stop, close. Never raises."""
+    async def wait_ready(self) -> None:
+        """Until the server is no longer starting (CONNECTED, FAILED or DISABLED)."""
+        await self._ready.wait()
+
+    def _fail(self, reason: str) -> None:
+        self._state = ServerState.FAILED
+        self.error = reason
+
+    # -- the owner task ------------------------------------------------------------------
+
+    def start(self, stop: asyncio.Event) -> None:
+        self._state = ServerState.CONNECTING
+        self.task = asyncio.create_task(self._run(stop), name=f"mcp:{self.name}")
+
+    async def _run(self, stop: asyncio.Event) -> None:
+        """Connect, list tools, wait for stop, close. Never raises but for cancellation."""
         client: McpClient | None = None
         # The outer try closes what was opened on every path, a cancelled startup included.
         try:
@@ -148,39 +183,49 @@ class McpServer:
                     request_timeout=self.config.request_timeout_s,
                     elicitation_handler=self._pool.elicitation_handler_for(self.name),
                     on_tools_changed=self._tools_changed,
+                    on_lost=self._lost,
+                    fallback=legacy_fallback(self.config),
                 )
-                self.client = client
+                self._client = client
                 startup = self.config.startup_timeout_s
                 try:
                     async with asyncio.timeout(startup):
                         await client.connect()
-                        wire_tools = await client.list_tools()
+                        self.wire_tools = await client.list_tools()
                 except TimeoutError:
                     raise McpClientError(f"did not finish starting within {startup:g} s") from None
-                self.tools = self._pool.build_tools(self, wire_tools)
-                logger.debug("%s: %d tool(s)", self.name, len(self.tools))
+                if client.closed_reason is not None:
+                    raise TransportClosed(client.closed_reason)
+                self._state = ServerState.CONNECTED
+                logger.debug("%s: %d tool(s)", self.name, len(self.wire_tools))
             except asyncio.CancelledError:
-                self.error = self.error or "startup was cancelled"
+                self._fail(self.error or "startup was cancelled")
                 raise
             except Exception as exc:  # one server's failure must never reach another
-                self.error = _describe(exc)
-                if client is not None:
-                    client.state = ClientState.FAILED
-                    client.last_error = self.error
+                self._fail(_describe(exc))
                 logger.debug("%s: failed: %s", self.name, self.error)
             finally:
-                self.ready.set()
-            if self.error is None:
+                self._ready.set()
+            if self._state is ServerState.CONNECTED:
                 await stop.wait()
-            self._stopping = True
         finally:
+            self._stopping = True
             if self._refresh is not None:
                 self._refresh.cancel()
             if client is not None:
-                await _close_quietly(client)
+                await _close(client)
+            if self._state is not ServerState.FAILED:
+                self._state = ServerState.CLOSED
+
+    def _lost(self, reason: str) -> None:
+        """The connection ended by itself: FAILED now, not at the next call or status."""
+        if self._stopping or self._state is not ServerState.CONNECTED:
+            return
+        logger.warning("MCP server '%s' stopped: %s", self.name, reason)
+        self._fail(reason)
 
     def _tools_changed(self) -> None:
-        if not self.ready.is_set() or self.error is not None or self._stopping:
+        if self._state is not ServerState.CONNECTED or self._stopping:
             # Still starting: the initial listing will see the new list. Stopping: a
             # refresh would only race the close (and warn that it failed).
             return
@@ -188,26 +233,44 @@ class McpServer:
             self._refresh.cancel()
         self._refresh = asyncio.ensure_future(self._pool.refresh_tools(self))
 
+    # -- what tools and status use -------------------------------------------------------
+
+    async def call_tool(
+        self,
+        tool: str,
+        arguments: dict[str, Any],
+        *,
+        progress: ProgressCallback | None = None,
+    ) -> dict[str, Any]:
+        """Call one of this server's tools through its current connection."""
+        client = self._client
+        if self._state is not ServerState.CONNECTED or client is None:
+            why = f": {self.error}" if self.error else ""
+            raise TransportClosed(f"MCP server '{self.name}' is {self._state}{why}")
+        return await client.call_tool(tool, arguments, progress=progress)
+
     def status(self) -> ServerStatus:
-        self._notice_exit()
-        client = self.client
-        error = self.error
-        if error is None and client is not None and client.state is ClientState.FAILED:
-            error = client.last_error
-        tail: list[str] = []
-        if client is not None and self.state == "FAILED":
-            tail = client.transport.diagnostics()
+        client = self._client
+        failed = self._state is ServerState.FAILED
         return ServerStatus(
             name=self.name,
-            state=self.state,
+            state=self._state,
             tools=len(self.tools),
-            transport=self._transport_kind(),
+            transport=client.transport.kind if client is not None else self.config.type,
             target=self.config.target,
-            error=error,
+            error=self.error if failed else None,
             protocol_version=client.protocol_version if client is not None else None,
-            stderr_tail=tail,
+            stderr_tail=client.transport.diagnostics() if failed and client is not None else [],
             server_info=client.server_info if client is not None else {},
         )
+
+    def hurry(self) -> None:
+        if self._client is not None:
+            self._client.transport.hurry()
+
+    def kill_now(self) -> None:
+        if self._client is not None:
+            self._client.transport.kill_now()
 
 
 class McpPool:
@@ -227,7 +290,8 @@ class McpPool:
         self.broken: list[BrokenServer] = list(config.broken)
         self._stop = asyncio.Event()
         self._registry: ToolRegistry | None = None
-        self._connected = False
+        #: (server, tool) → registered name, for the life of the pool.
+        self._pinned: dict[tuple[str, str], str] = {}
 
     def elicitation_handler_for(self, server: str) -> ElicitationHandler | None:
         """The client-level handler for one server: the pool's handler, told the server's name."""
@@ -242,52 +306,51 @@ class McpPool:
 
     async def connect_all(self) -> None:
         """Start every enabled server and wait until each is CONNECTED or FAILED."""
-        self._connected = True
         waiting = []
         for server in self.servers:
-            if server.config.disabled:
-                server.ready.set()
-                continue
-            server.task = asyncio.create_task(server.run(self._stop), name=f"mcp:{server.name}")
-            waiting.append(self._await_ready(server))
+            if server.state is ServerState.NEW:
+                server.start(self._stop)
+                waiting.append(self._await_ready(server))
         await asyncio.gather(*waiting)
-        if self._registry is None:
-            self._rename_in_config_order()
-
-    def _rename_in_config_order(self) -> None:
-        """Name every server's tools again in config order, so a collision between two
-        servers goes the same way whichever of them finished connecting first."""
-        wire_tools = {server.name: [t.wire for t in server.tools] for server in self.servers}
+        # Named in config order, whichever server finished first: collisions go the same
+        # way every run. (Names already given stay: they are pinned.)
         for server in self.servers:
-            server.tools = []
-        for server in self.servers:
-            if wire_tools[server.name]:
-                server.tools = self.build_tools(server, wire_tools[server.name])
+            if server.state is ServerState.CONNECTED:
+                self._publish(server)
 
     async def _await_ready(self, server: McpServer) -> None:
         limit = server.config.startup_timeout_s + _STARTUP_SLACK_S
         try:
             async with asyncio.timeout(limit):
-                await server.ready.wait()
+                await server.wait_ready()
         except TimeoutError:
             # The owner ignored its own timeout (a blocking transport?): cancel it outright.
             server.error = f"did not finish starting within {server.config.startup_timeout_s:g} s"
             if server.task is not None:
                 server.task.cancel()
+                await asyncio.wait([server.task])
 
-    def build_tools(self, server: McpServer, wire_tools: list[dict[str, Any]]) -> list[McpTool]:
-        """Adapters for a server's tools, named uniquely against everything registered."""
-        assert server.client is not None
-        taken: set[str] = set()
-        for other in self.servers:
-            if other is not server:
-                taken.update(t.name for t in other.tools)
+    def _publish(self, server: McpServer) -> None:
+        """(Re)build a server's tools from its definitions under their pinned names, and
+        swap them in the registry."""
+        by_name = {t["name"]: t for t in server.wire_tools}
+        new = [tool for tool in by_name if (server.name, tool) not in self._pinned]
+        if new:
+            taken = set(self._pinned.values())
+            if self._registry is not None:
+                taken.update(self._registry.names())
+            for original, name in assign_names(server.name, new, taken).items():
+                self._pinned[(server.name, original)] = name
+        old = server.tools
+        server.tools = sorted(
+            (McpTool(server, by_name[t], self._pinned[(server.name, t)]) for t in by_name),
+            key=lambda registered: registered.name,
+        )
         if self._registry is not None:
-            own = {t.name for t in server.tools}
-            taken.update(n for n in self._registry.names() if n not in own)
-        by_name = {t["name"]: t for t in wire_tools}
-        names = assign_names(server.name, by_name, taken)
-        return [McpTool(server.client, server.name, by_name[o], names[o]) for o in sorted(names)]
+            for tool in old:
+                self._registry.unregister(tool.name)
+            for tool in server.tools:
+                self._registry.register(tool)
 
     def register_into(self, registry: ToolRegistry) -> None:
         """Register every connected server's tools; later list changes update it too."""
@@ -297,23 +360,23 @@ class McpPool:
                 registry.register(tool)
 
     async def refresh_tools(self, server: McpServer) -> None:
-        """Re-list a server's tools and swap them in the registry."""
-        if server.client is None:
+        """Re-list a server's tools and swap them in; on any failure the old list stays."""
+        client = server.client
+        if client is None:
             return
         try:
-            wire_tools = await server.client.list_tools(refresh=True)
-        except McpClientError as exc:
-            logger.warning("%s: could not re-list tools after a change: %s", server.name, exc)
+            server.wire_tools = await client.list_tools(refresh=True)
+            self._publish(server)
+        except asyncio.CancelledError:
+            raise
+        except Exception as exc:  # a boundary: whatever went wrong, the old list stays
+            logger.warning(
+                "%s: could not re-list tools after a change (keeping the old list): %s",
+                server.name,
+                _describe(exc),
+            )
             return
-        old = server.tools
-        new = self.build_tools(server, wire_tools)
-        server.tools = new
-        if self._registry is not None:
-            for tool in old:
-                self._registry.unregister(tool.name)
-            for tool in new:
-                self._registry.register(tool)
-        logger.info("%s: tool list changed: %d tool(s) now", server.name, len(new))
+        logger.info("%s: tool list changed: %d tool(s) now", server.name, len(server.tools))
 
     def tools(self, server: str | None = None) -> list[McpTool]:
         return [t for s in self.servers if server in (None, s.name) for t in s.tools]
@@ -321,13 +384,17 @@ class McpPool:
     def find_tool(self, name: str) -> McpTool | None:
         return next((t for t in self.tools() if t.name == name), None)
 
+    def instructions(self) -> dict[str, str]:
+        """The ``instructions`` of every connected server that gave some, by server name."""
+        return {s.name: text for s in self.servers if (text := s.instructions)}
+
     def status(self) -> list[ServerStatus]:
         """One entry per configured server, broken entries included, in config order."""
         statuses = [server.status() for server in self.servers]
         statuses.extend(
             ServerStatus(
                 name=b.name,
-                state="FAILED",
+                state=ServerState.FAILED,
                 tools=0,
                 transport=b.type,
                 target=b.target,
@@ -343,17 +410,40 @@ class McpPool:
     @property
     def all_connected(self) -> bool:
         """Every enabled server connected (and no entry was broken)."""
-        return not self.broken and all(s.state in ("CONNECTED", "DISABLED") for s in self.servers)
+        ok = (ServerState.CONNECTED, ServerState.DISABLED)
+        return not self.broken and all(s.state in ok for s in self.servers)
 
     async def close_all(self) -> None:
-        """Close every server; returns when every owner task has finished its cleanup."""
+        """Close every server; returns when every owner task has finished its cleanup.
+
+        A cancellation of the caller does not cut the closing short: it hurries it (no
+        more grace periods) and is raised once everything is closed.
+        """
         self._stop.set()
         tasks = [s.task for s in self.servers if s.task is not None]
-        for task in tasks:
-            if not any(s.task is task and s.ready.is_set() for s in self.servers):
-                task.cancel()
-        if tasks:
-            await asyncio.gather(*tasks, return_exceptions=True)
+        for server in self.servers:
+            if server.task is not None and not server._ready.is_set():
+                server.task.cancel()  # still starting: nothing to wait for
+        cancelled = False
+        pending = {t for t in tasks if not t.done()}
+        while pending:
+            try:
+                _, pending = await asyncio.wait(pending)
+            except asyncio.CancelledError:
+                cancelled = True
+                self.hurry()
+        if cancelled:
+            raise asyncio.CancelledError
+
+    def hurry(self) -> None:
+        """Make every close in progress skip its remaining grace periods."""
+        for server in self.servers:
+            server.hurry()
+
+    def kill_now(self) -> None:
+        """Last resort, synchronous: end every server process at once."""
+        for server in self.servers:
+            server.kill_now()
 
     async def __aenter__(self) -> McpPool:
         return self
@@ -362,9 +452,11 @@ class McpPool:
         await self.close_all()
 
 
-async def _close_quietly(client: McpClient) -> None:
-    with contextlib.suppress(Exception):
+async def _close(client: McpClient) -> None:
+    try:
         await asyncio.shield(client.close())
+    except Exception as exc:  # closing must go on for the others; -v says why
+        logger.debug("%s: error while closing: %s", client.name, _describe(exc))
 
 
 def _describe(exc: BaseException) -> str:

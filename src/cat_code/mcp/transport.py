@@ -150,6 +150,9 @@ class Transport(Protocol):
     def hurry(self) -> None:
         """Make a close in progress (or the next one) skip its grace periods."""
 
+    def kill_now(self) -> None:
+        """Last resort, synchronous: end whatever process the connection started, at once."""
+
     @property
     def closed_reason(self) -> str | None:
         """Why the connection ended by itself, or None while it lives (or we closed it)."""

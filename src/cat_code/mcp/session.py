@@ -1,0 +1,238 @@
+"""Sessions: what one protocol era keeps for a connection, on the client's side.
+
+`HandshakeSession` is the handshake era (2024-11-05 … 2025-11-25): ``initialize`` and
+version negotiation; the ``Mcp-Session-Id`` and ``MCP-Protocol-Version`` headers every
+later request carries, handed to the client as a `RequestContext`; the server's GET
+stream, opened after ``notifications/initialized`` (a failure is one warning per
+server: change notifications stop); DELETE on close; telling an expired session from
+other failures (404, or a 400 that names the session, on a request that carried one);
+and the legacy HTTP+SSE fallback for a ``url`` entry that named no type (initialize
+answered 400, 404 or 405). Transports never see any of this meaning. The client asks a
+session only for the context of the next request and whether an error means the session
+is gone, so the stateless 2026-07-28 session can sit beside this one.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import logging
+from collections.abc import Callable, Mapping
+from typing import Any, Protocol
+
+from cat_code import __version__
+from cat_code.mcp.errors import (
+    AuthenticationRequired,
+    ConnectError,
+    HttpStatusError,
+    McpClientError,
+    ProtocolError,
+    TransportError,
+)
+from cat_code.mcp.transport import NO_CONTEXT, JsonObject, RequestContext, Transport
+
+logger = logging.getLogger(__name__)
+
+LATEST_HANDSHAKE_VERSION = "2025-11-25"
+SUPPORTED_VERSIONS = ("2025-11-25", "2025-06-18", "2025-03-26", "2024-11-05")
+CLIENT_INFO = {"name": "cat-code", "title": "cat-code", "version": __version__}
+SESSION_HEADER = "mcp-session-id"
+VERSION_HEADER = "mcp-protocol-version"
+#: The initialize statuses after which a type-less ``url`` entry tries legacy HTTP+SSE.
+FALLBACK_STATUSES = frozenset({400, 404, 405})
+#: How long opening the GET stream may hold up the end of the handshake, so a server's
+#: first notifications cannot race the first request (a real server answers at once).
+LISTEN_OPEN_WAIT_S = 2.0
+
+
+class Link(Protocol):
+    """What a session uses of its client."""
+
+    name: str
+
+    @property
+    def transport(self) -> Transport: ...
+
+    async def exchange(self, method: str, params: JsonObject, context: RequestContext) -> Any:
+        """One request with no timeout or renewal of its own; its result."""
+
+    async def notify(self, method: str, context: RequestContext) -> None:
+        """One notification."""
+
+    async def switch_transport(self, transport: Transport) -> None:
+        """Close the current transport and start ``transport`` in its place."""
+
+
+class HandshakeSession:
+    """The handshake era's state for one connection (see the module docstring)."""
+
+    def __init__(self, *, fallback: Callable[[], Transport] | None = None) -> None:
+        self.version: str | None = None
+        self.server_info: JsonObject = {}
+        self.server_capabilities: JsonObject = {}
+        self.instructions: str | None = None
+        self.session_id: str | None = None
+        #: Every request after the handshake carries this (HTTP: session and version).
+        self.context: RequestContext = NO_CONTEXT
+        #: A type-less ``url`` entry answered initialize with 400/404/405: legacy SSE now.
+        self.fell_back = False
+        self._fallback = fallback
+        self._listener: asyncio.Task[None] | None = None
+        self._stream_warned = False
+
+    # -- the handshake ------------------------------------------------------------------
+
+    async def open(self, link: Link, capabilities: JsonObject) -> None:
+        """``initialize`` (falling back to legacy SSE once, if allowed), then ``initialized``
+        and, over Streamable HTTP with a session, the server's GET stream."""
+        params = {
+            "protocolVersion": LATEST_HANDSHAKE_VERSION,
+            "capabilities": capabilities,
+            "clientInfo": CLIENT_INFO,
+        }
+        try:
+            result = await self._initialize(link, params)
+        except HttpStatusError as exc:
+            fallback = self._fallback
+            if (
+                fallback is None
+                or self.fell_back
+                or isinstance(exc, AuthenticationRequired)
+                or exc.status_code not in FALLBACK_STATUSES
+            ):
+                raise
+            logger.info(
+                "%s: initialize POST got HTTP %s; trying the legacy HTTP+SSE transport",
+                link.name,
+                exc.status_code,
+            )
+            self.fell_back = True
+            try:
+                await link.switch_transport(fallback())
+                result = await self._initialize(link, params)
+            except McpClientError as legacy:
+                raise ConnectError(
+                    f"{exc}; the legacy HTTP+SSE transport failed too: {legacy}"
+                ) from legacy
+        self._accept(result, link.transport)
+        await link.notify("notifications/initialized", self.context)
+        logger.debug(
+            "%s: connected, protocol %s, server %s", link.name, self.version, self.server_info
+        )
+        if self.session_id is not None and link.transport.can_listen:
+            await self._start_listening(link)
+
+    async def _initialize(self, link: Link, params: JsonObject) -> Any:
+        # Not cancellable per the spec, so no cancel notification: the connect timeout
+        # (startup timeout) bounds it and fails the whole server instead.
+        # The old context stays until a new one is accepted: should this fail, the next
+        # request still carries the stale session, is refused, and renews again.
+        self.session_id = None
+        return await link.exchange(
+            "initialize", params, RequestContext(on_headers=self._capture_session)
+        )
+
+    def _capture_session(self, headers: Mapping[str, str]) -> None:
+        session = headers.get(SESSION_HEADER)
+        if session is not None and not (session and all(0x21 <= ord(c) <= 0x7E for c in session)):
+            logger.warning("ignoring a malformed Mcp-Session-Id")
+            session = None
+        self.session_id = session
+
+    def _accept(self, result: Any, transport: Transport) -> None:
+        if not isinstance(result, dict):
+            raise ProtocolError("initialize result is not an object")
+        version = result.get("protocolVersion")
+        if version not in SUPPORTED_VERSIONS:
+            raise ProtocolError(f"unsupported protocol version {version}")
+        self.version = version
+        info = result.get("serverInfo")
+        self.server_info = info if isinstance(info, dict) else {}
+        caps = result.get("capabilities")
+        self.server_capabilities = caps if isinstance(caps, dict) else {}
+        instructions = result.get("instructions")
+        self.instructions = instructions if isinstance(instructions, str) else None
+        self.context = NO_CONTEXT
+        if transport.kind == "http":
+            headers = {VERSION_HEADER: version}
+            if self.session_id is not None:
+                headers[SESSION_HEADER] = self.session_id
+            self.context = RequestContext(headers=headers)
+
+    # -- expiry and renewal ---------------------------------------------------------------
+
+    def expired(self, exc: HttpStatusError, sent: RequestContext) -> bool:
+        """Whether ``exc``, the answer to a request sent with ``sent``, means the server
+        forgot that request's session: a 404, or a 400 naming the session (older SDKs)."""
+        if SESSION_HEADER not in sent.headers:
+            return False
+        if exc.status_code == 404:
+            return True
+        return exc.status_code == 400 and "session" in exc.detail.lower()
+
+    async def renew(self, link: Link, capabilities: JsonObject) -> None:
+        """A new session in place of an expired one (never falling back)."""
+        self._stop_listening()
+        fallback, self._fallback = self._fallback, None
+        try:
+            await self.open(link, capabilities)
+        finally:
+            self._fallback = fallback
+
+    # -- the server's GET stream ---------------------------------------------------------
+
+    async def _start_listening(self, link: Link) -> None:
+        opened = asyncio.Event()
+        context = RequestContext(
+            headers=self.context.headers, long_lived=True, on_headers=lambda _: opened.set()
+        )
+        listener = self._listener = asyncio.create_task(
+            self._listen(link, context), name=f"mcp-listen:{link.name}"
+        )
+        listener.add_done_callback(lambda _: opened.set())
+        with contextlib.suppress(TimeoutError):
+            async with asyncio.timeout(LISTEN_OPEN_WAIT_S):
+                await opened.wait()
+
+    async def _listen(self, link: Link, context: RequestContext) -> None:
+        try:
+            await link.transport.listen(context)
+        except (TransportError, ProtocolError) as exc:
+            if context.headers.get(SESSION_HEADER) != self.session_id:
+                return  # that session is gone (renewed or closed); it is no news
+            level = logging.DEBUG if self._stream_warned else logging.WARNING
+            self._stream_warned = True
+            logger.log(
+                level,
+                "%s: the server's message stream failed (%s); tool-list changes and requests "
+                "the server makes outside a call will not arrive",
+                link.name,
+                exc,
+            )
+
+    def _stop_listening(self) -> None:
+        if self._listener is not None:
+            self._listener.cancel()
+            self._listener = None
+
+    # -- the end --------------------------------------------------------------------------
+
+    async def close(self, link: Link) -> None:
+        """Stop the GET stream and DELETE the session, if there is one (bounded)."""
+        listener, self._listener = self._listener, None
+        if listener is not None:
+            listener.cancel()
+            # asyncio.wait: the listener's end is not ours to raise, our own cancel is.
+            await asyncio.wait([listener])
+        if self.session_id is not None:
+            await link.transport.release(self.context)
+            self.session_id = None
+
+
+__all__ = [
+    "CLIENT_INFO",
+    "LATEST_HANDSHAKE_VERSION",
+    "SUPPORTED_VERSIONS",
+    "HandshakeSession",
+    "Link",
+]
