@@ -4,7 +4,11 @@ The test gives a handler per method. A handler gets the request's params and ret
 ``result``, raises `RpcError` for a JSON-RPC ``error``, returns `Raw` for any response
 dict at all, or returns an awaitable (``fake.hang()`` never answers until the transport
 closes). Anything else it raises reaches the caller unchanged. Every message the client
-writes is recorded (``requests``, ``sent``); ``push`` plays a server-originated message.
+writes is recorded (``requests``, ``sent``, with the context each went with in
+``contexts``); ``push`` plays a server-originated message, ``lose`` a connection that
+ends by itself. With ``sessions=True`` it models Streamable HTTP sessions the way the
+real transport meets them: initialize's answer headers carry a new ``mcp-session-id``,
+and a request carrying an id the server does not know (``expire()``) fails with HTTP 404.
 """
 
 from __future__ import annotations
@@ -15,8 +19,15 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
-from cat_code.mcp.errors import TransportClosed
-from cat_code.mcp.transport import JsonObject, MessageHandler
+from cat_code.mcp.errors import HttpStatusError, TransportClosed
+from cat_code.mcp.transport import (
+    NO_CONTEXT,
+    CloseHandler,
+    JsonObject,
+    MessageHandler,
+    RequestContext,
+    TransportKind,
+)
 
 Handler = Callable[[JsonObject], Any]
 
@@ -54,8 +65,15 @@ class FakeTransport:
         tools: list[JsonObject] | None = None,
         start_error: BaseException | None = None,
         name: str = "fake",
+        sessions: bool = False,
     ) -> None:
-        self.protocol_version: str | None = None
+        self.kind: TransportKind = "http" if sessions else "stdio"
+        self.can_listen = False
+        self.closed_reason: str | None = None
+        self.sessions = sessions
+        #: The session the server knows (with ``sessions``); None once expired.
+        self.session: str | None = None
+        self._session_count = 0
         self.version = version
         self.tools = list(tools or [])
         self.start_error = start_error
@@ -67,27 +85,37 @@ class FakeTransport:
         }
         self.handlers.update(handlers or {})
         self.requests: list[JsonObject] = []
+        self.contexts: list[RequestContext] = []
         self.sent: list[JsonObject] = []
+        self.hurried = 0
         self.stderr: list[str] = []
         self.started = False
         self.close_count = 0
+        self.released: RequestContext | None = None
         self._on_message: MessageHandler | None = None
+        self._on_close: CloseHandler | None = None
         self._activity = asyncio.Event()
         self._closed = asyncio.Event()
 
     # -- Transport -------------------------------------------------------------------
 
-    async def start(self, on_message: MessageHandler) -> None:
+    async def start(self, on_message: MessageHandler, on_close: CloseHandler) -> None:
         if self.start_error is not None:
             raise self.start_error
         self._on_message = on_message
+        self._on_close = on_close
         self.started = True
 
-    async def request(self, message: JsonObject) -> JsonObject:
+    async def request(
+        self, message: JsonObject, context: RequestContext = NO_CONTEXT
+    ) -> JsonObject:
         if self._closed.is_set():
             raise TransportClosed("connection closed")
         self.requests.append(message)
+        self.contexts.append(context)
         self._activity.set()
+        if self.sessions:
+            self._check_session(message, context)
         handler = self.handlers.get(message["method"])
         reply: JsonObject = {"jsonrpc": "2.0", "id": message["id"]}
         if handler is None:
@@ -103,16 +131,41 @@ class FakeTransport:
             return {**reply, "error": error}
         if isinstance(outcome, Raw):
             return {"id": message["id"], **outcome.response}
+        if self.sessions and message["method"] == "initialize" and context.on_headers:
+            self._session_count += 1
+            self.session = f"session-{self._session_count}"
+            context.on_headers({"mcp-session-id": self.session})
         return {**reply, "result": outcome}
 
-    async def send(self, message: JsonObject) -> None:
+    def _check_session(self, message: JsonObject, context: RequestContext) -> None:
+        if message["method"] == "initialize":
+            return
+        sent = context.headers.get("mcp-session-id")
+        if sent is None:
+            raise HttpStatusError("HTTP 400 to a request without a session", 400, "")
+        if sent != self.session:
+            raise HttpStatusError("HTTP 404 Not Found: Session not found", 404, "")
+
+    async def send(self, message: JsonObject, context: RequestContext = NO_CONTEXT) -> None:
         if self._closed.is_set():
             raise TransportClosed("connection closed")
         self.sent.append(message)
         self._activity.set()
 
+    async def listen(self, context: RequestContext) -> None:
+        return None
+
+    async def release(self, context: RequestContext) -> None:
+        self.released = context
+
     async def close(self) -> None:
         self.close_count += 1
+        self._closed.set()
+
+    def hurry(self) -> None:
+        self.hurried += 1
+
+    def kill_now(self) -> None:
         self._closed.set()
 
     def describe(self) -> str:
@@ -126,6 +179,16 @@ class FakeTransport:
     @property
     def closed(self) -> bool:
         return self._closed.is_set()
+
+    def expire(self) -> None:
+        """The server forgets its session: requests carrying it get HTTP 404."""
+        self.session = None
+
+    def lose(self, reason: str) -> None:
+        """The connection ends by itself (a child exiting, a stream ending)."""
+        assert self._on_close is not None, "start() first"
+        self.closed_reason = reason
+        self._on_close(reason)
 
     def push(self, message: JsonObject) -> None:
         """Deliver a server-originated request or notification to the client."""

@@ -10,14 +10,14 @@ import pytest
 from fakes import FakeTransport, Raw, RpcError, tool
 
 from cat_code import __version__
-from cat_code.mcp.client import ClientState, McpClient
+from cat_code.mcp.client import McpClient
 from cat_code.mcp.errors import (
     ConnectError,
+    HttpStatusError,
     McpError,
     ProcessExited,
     ProtocolError,
     RequestTimeout,
-    SessionExpired,
     TransportClosed,
 )
 
@@ -47,7 +47,6 @@ async def test_the_handshake_offers_the_latest_version_and_no_capabilities() -> 
     assert params["clientInfo"]["name"] == "cat-code"
     assert params["clientInfo"]["version"] == __version__
     assert fake.sent == [{"jsonrpc": "2.0", "method": "notifications/initialized"}]
-    assert client.state is ClientState.CONNECTED
     assert client.server_info == {"name": "fake", "version": "1.0"}
     assert client.server_capabilities == {"tools": {"listChanged": True}}
 
@@ -85,9 +84,22 @@ async def test_initialized_is_sent_only_after_the_initialize_answer() -> None:
 async def test_every_handshake_era_version_is_accepted(version: str) -> None:
     fake = FakeTransport(version=version)
     client = await connected(fake)
-    assert client.state is ClientState.CONNECTED
     assert client.protocol_version == version
-    assert fake.protocol_version == version  # the transport learns it (HTTP sends it as a header)
+
+
+async def test_over_http_every_request_after_the_handshake_carries_session_and_version() -> None:
+    fake = FakeTransport(sessions=True, version="2025-06-18")
+    client = await connected(fake)
+    await client.list_tools()
+
+    assert fake.contexts[0].headers == {}  # initialize goes without
+    assert fake.contexts[-1].headers == {
+        "mcp-protocol-version": "2025-06-18",
+        "mcp-session-id": "session-1",
+    }
+    await client.close()
+    assert fake.released is not None  # the session is ended (HTTP DELETE) on close
+    assert fake.released.headers["mcp-session-id"] == "session-1"
 
 
 @pytest.mark.parametrize("version", ["2026-07-28", "2024-10-07", "1.0", None])
@@ -96,8 +108,6 @@ async def test_any_other_version_fails_the_server(version: str | None) -> None:
     client = McpClient(fake)
     with pytest.raises(ProtocolError, match=f"unsupported protocol version {version}"):
         await client.connect(timeout=5)
-    assert client.state is ClientState.FAILED
-    assert client.last_error == f"unsupported protocol version {version}"
     assert fake.sent == []  # no notifications/initialized to a server we cannot talk to
 
 
@@ -106,7 +116,6 @@ async def test_an_initialize_result_that_is_not_an_object_fails_the_server() -> 
     client = McpClient(fake)
     with pytest.raises(ProtocolError):
         await client.connect(timeout=5)
-    assert client.state is ClientState.FAILED
 
 
 async def test_an_initialize_error_fails_the_server_with_the_servers_message() -> None:
@@ -114,74 +123,70 @@ async def test_an_initialize_error_fails_the_server_with_the_servers_message() -
         raise RpcError(-32602, "Unsupported protocol version", {"supported": ["1999-01-01"]})
 
     client = McpClient(FakeTransport({"initialize": refuse}))
-    with pytest.raises(McpError):
+    with pytest.raises(McpError, match="Unsupported protocol version"):
         await client.connect(timeout=5)
-    assert client.state is ClientState.FAILED
-    assert "Unsupported protocol version" in (client.last_error or "")
 
 
 async def test_no_answer_to_initialize_within_the_timeout_fails_the_server() -> None:
     fake = FakeTransport()
     fake.handlers["initialize"] = lambda params: fake.hang()
     client = McpClient(fake)
-    with pytest.raises(RequestTimeout):
+    with pytest.raises(RequestTimeout, match="initialize"):
         await client.connect(timeout=0.05)
-    assert client.state is ClientState.FAILED
-    assert "initialize" in (client.last_error or "")
 
 
-async def test_a_timeout_inside_the_transport_fails_the_server_even_without_a_limit() -> None:
+async def test_a_timeout_inside_the_transport_is_raised_as_it_is_without_a_limit() -> None:
     client = McpClient(FakeTransport(start_error=TimeoutError("TLS handshake timed out")))
-    with pytest.raises(TimeoutError):
+    with pytest.raises(TimeoutError, match="TLS handshake timed out"):
         await client.connect()  # no limit of our own
-    assert client.state is ClientState.FAILED
-    assert client.last_error == "TimeoutError: TLS handshake timed out"
 
 
-async def test_a_transport_that_cannot_start_fails_the_server_with_its_reason() -> None:
+async def test_a_transport_that_cannot_start_fails_the_connect_with_its_reason() -> None:
     client = McpClient(FakeTransport(start_error=ConnectError("command not found: nope")))
-    with pytest.raises(ConnectError):
+    with pytest.raises(ConnectError, match="command not found: nope"):
         await client.connect(timeout=5)
-    assert client.state is ClientState.FAILED
-    assert client.last_error == "command not found: nope"
 
 
-# -- states ------------------------------------------------------------------------------
+# -- the connection's end ----------------------------------------------------------------
 
 
-async def test_the_state_runs_new_connected_closed() -> None:
+async def test_close_closes_the_transport_and_is_idempotent() -> None:
     fake = FakeTransport()
-    client = McpClient(fake)
-    assert client.state is ClientState.NEW
-    await client.connect(timeout=5)
-    assert client.state is ClientState.CONNECTED
+    client = await connected(fake)
     await client.close()
-    assert client.state is ClientState.CLOSED
     assert fake.closed
-    await client.close()  # idempotent
-    assert client.state is ClientState.CLOSED
-
-
-async def test_a_failed_client_stays_failed_after_close_and_keeps_its_error() -> None:
-    client = McpClient(FakeTransport(version="1999-01-01"))
-    with pytest.raises(ProtocolError):
-        await client.connect(timeout=5)
     await client.close()
-    assert client.state is ClientState.FAILED
-    assert client.last_error == "unsupported protocol version 1999-01-01"
+    assert fake.close_count >= 1
 
 
-async def test_a_server_process_found_dead_under_a_request_fails_the_client() -> None:
+async def test_a_connection_that_ends_by_itself_is_told_to_the_owner_at_once_and_once() -> None:
+    lost: list[str] = []
+    fake = FakeTransport()
+    client = await connected(fake, on_lost=lost.append)
+
+    fake.lose("server process exited with code 1; last stderr: oops")
+    fake.lose("again")
+
+    assert lost == ["server process exited with code 1; last stderr: oops"]
+    assert client.closed_reason == "server process exited with code 1; last stderr: oops"
+
+
+async def test_an_end_after_our_own_close_is_not_news() -> None:
+    lost: list[str] = []
+    fake = FakeTransport()
+    client = await connected(fake, on_lost=lost.append)
+    await client.close()
+    fake.lose("connection closed")
+    assert lost == []
+
+
+async def test_a_server_process_found_dead_under_a_request_fails_the_call() -> None:
     def died(params: dict[str, Any]) -> Any:
         raise ProcessExited("server process exited with code 1; last stderr: oops", 1)
 
     client = await connected(FakeTransport({"tools/call": died}))
-    with pytest.raises(ProcessExited):
+    with pytest.raises(ProcessExited, match="oops"):
         await client.call_tool("x")
-    assert client.state is ClientState.FAILED
-    assert client.last_error == "server process exited with code 1; last stderr: oops"
-    await client.close()
-    assert client.state is ClientState.FAILED
 
 
 async def test_a_request_failed_by_our_own_close_leaves_the_client_closed() -> None:
@@ -195,7 +200,6 @@ async def test_a_request_failed_by_our_own_close_leaves_the_client_closed() -> N
 
     with pytest.raises(TransportClosed):
         await call
-    assert client.state is ClientState.CLOSED
 
 
 async def test_a_request_after_close_fails_with_transport_closed() -> None:
@@ -331,7 +335,6 @@ async def test_a_json_rpc_error_becomes_mcp_error_with_code_message_and_data() -
     assert info.value.code == -32602
     assert info.value.message == "Unknown tool: nope"
     assert info.value.data == {"tool": "nope"}
-    assert client.state is ClientState.CONNECTED  # an error answer is not a broken connection
 
 
 @pytest.mark.parametrize(
@@ -370,7 +373,6 @@ async def test_a_timed_out_request_is_cancelled_and_the_connection_stays_usable(
     assert await client.call_tool("echo", {"text": "still here"}, timeout=5) == echo(
         {"arguments": {"text": "still here"}}
     )
-    assert client.state is ClientState.CONNECTED
 
 
 async def test_a_per_call_timeout_overrides_the_default() -> None:
@@ -407,56 +409,40 @@ async def test_request_ids_are_never_reused() -> None:
 # -- an expired session ------------------------------------------------------------------
 
 
-def expiring(fake: FakeTransport) -> asyncio.Event:
-    """Make the fake's session expire: every tools/call fails with SessionExpired until a
-    new initialize has been answered; returns an event set when one is asked for."""
-    asked = asyncio.Event()
-    answered = False
+def slow_initialize(fake: FakeTransport) -> asyncio.Event:
+    """From now on initialize is answered only once the returned event is set."""
+    release = asyncio.Event()
     initialize = fake.handlers["initialize"]
 
-    def on_initialize(params: dict[str, Any]) -> Any:
-        nonlocal answered
-        asked.set()
-        answered = True
+    async def slow(params: dict[str, Any]) -> Any:
+        await release.wait()
         return initialize(params)
 
-    def on_call(params: dict[str, Any]) -> Any:
-        if not answered:
-            raise SessionExpired("HTTP 404: the server no longer knows this session")
-        return echo(params)
-
-    fake.handlers["tools/call"] = on_call
-    fake.handlers["initialize"] = on_initialize
-    return asked
+    fake.handlers["initialize"] = slow
+    return release
 
 
 async def test_a_new_session_that_is_never_answered_times_out_like_the_call() -> None:
-    fake = FakeTransport()
+    fake = FakeTransport({"tools/call": echo}, sessions=True)
     client = await connected(fake, request_timeout=0.05)
-    expiring(fake)
+    fake.expire()
     fake.handlers["initialize"] = lambda params: fake.hang()
 
     async with asyncio.timeout(5):  # far beyond the request timeout: only a hang reaches it
-        with pytest.raises(RequestTimeout, match="timed out"):
+        with pytest.raises(RequestTimeout, match="waiting for a new session"):
             await client.call_tool("echo", {"text": "x"})
 
 
 async def test_calls_that_find_the_session_expired_together_start_one_new_session() -> None:
-    fake = FakeTransport()
+    fake = FakeTransport({"tools/call": echo}, sessions=True)
     client = await connected(fake)
-    asked = expiring(fake)
-    initialize = fake.handlers["initialize"]
-    release = asyncio.Event()
+    fake.expire()
+    release = slow_initialize(fake)
 
-    async def slow_initialize(params: dict[str, Any]) -> Any:
-        await release.wait()
-        return initialize(params)
-
-    fake.handlers["initialize"] = slow_initialize
     calls = [asyncio.create_task(client.call_tool("echo", {"text": str(i)})) for i in range(5)]
-    await fake.wait_request("initialize")
-    # Let every call meet the expired session before the new one is answered.
-    await fake._wait(fake.requests, lambda m: len(fake.methods()) >= 7, 5)
+    await fake._wait(fake.requests, lambda m: fake.methods().count("initialize") == 2, 5)
+    for _ in range(5):  # every call is under way before the new session is answered
+        await asyncio.sleep(0)
     release.set()
 
     async with asyncio.timeout(5):
@@ -464,7 +450,77 @@ async def test_calls_that_find_the_session_expired_together_start_one_new_sessio
 
     assert results == [echo({"arguments": {"text": str(i)}}) for i in range(5)]
     assert fake.methods().count("initialize") == 2  # the first connect, and one renewal
-    assert asked.is_set()
+
+
+async def test_a_call_started_during_a_slow_renewal_waits_for_it_and_succeeds() -> None:
+    fake = FakeTransport({"tools/call": echo}, sessions=True)
+    client = await connected(fake)
+    fake.expire()
+    release = slow_initialize(fake)
+    first = asyncio.create_task(client.call_tool("echo", {"text": "a"}))
+    await fake._wait(fake.requests, lambda m: fake.methods().count("initialize") == 2, 5)
+
+    second = asyncio.create_task(client.call_tool("echo", {"text": "b"}))
+    listing = asyncio.create_task(client.list_tools(refresh=True))
+    for _ in range(5):  # give them every chance to go out early, without the new session
+        await asyncio.sleep(0)
+    release.set()
+
+    async with asyncio.timeout(5):
+        assert await second == echo({"arguments": {"text": "b"}})
+        assert await first == echo({"arguments": {"text": "a"}})
+        await listing
+    after_renewal = [
+        c.headers.get("mcp-session-id")
+        for m, c in zip(fake.requests, fake.contexts, strict=True)
+        if m["method"] != "initialize"
+    ][2:]  # after the first connect's tools/call that met the expired session
+    assert after_renewal and set(after_renewal) == {"session-2"}
+    assert fake.methods().count("initialize") == 2
+
+
+async def test_a_400_that_names_the_session_is_an_expired_session_too() -> None:
+    fake = FakeTransport({"tools/call": echo}, sessions=True)
+    client = await connected(fake)
+    calls = 0
+
+    def refuse_once(params: dict[str, Any]) -> Any:
+        nonlocal calls
+        calls += 1
+        if calls == 1:
+            raise HttpStatusError("HTTP 400", 400, "Bad Request: No valid session ID provided")
+        return echo(params)
+
+    fake.handlers["tools/call"] = refuse_once
+    assert await client.call_tool("echo", {"text": "x"}) == echo({"arguments": {"text": "x"}})
+    assert fake.methods().count("initialize") == 2
+
+
+async def test_a_400_that_does_not_name_the_session_is_an_error_not_a_renewal() -> None:
+    def refuse(params: dict[str, Any]) -> Any:
+        raise HttpStatusError("HTTP 400 Bad Request", 400, "invalid arguments")
+
+    fake = FakeTransport({"tools/call": refuse}, sessions=True)
+    client = await connected(fake)
+    with pytest.raises(HttpStatusError, match="400"):
+        await client.call_tool("echo", {"text": "x"})
+    assert fake.methods().count("initialize") == 1
+
+
+async def test_after_a_failed_renewal_the_next_call_renews_again() -> None:
+    fake = FakeTransport({"tools/call": echo}, sessions=True)
+    client = await connected(fake)
+    fake.expire()
+    initialize = fake.handlers["initialize"]
+
+    def refuse(params: dict[str, Any]) -> Any:
+        raise RpcError(-32603, "busy")
+
+    fake.handlers["initialize"] = refuse
+    with pytest.raises(McpError, match="busy"):
+        await client.call_tool("echo", {"text": "x"})
+    fake.handlers["initialize"] = initialize
+    assert await client.call_tool("echo", {"text": "y"}) == echo({"arguments": {"text": "y"}})
 
 
 # -- progress ----------------------------------------------------------------------------
