@@ -44,6 +44,7 @@ from cat_code.mcp.errors import (
     McpError,
     ProtocolError,
     RequestTimeout,
+    SessionExpired,
     TransportClosed,
     TransportError,
 )
@@ -219,7 +220,8 @@ async def test_server_requests_inside_an_answer_stream_are_answered_by_post(
 async def test_notifications_are_posted_and_answered_202(connect: Connect) -> None:
     async with McpPeer() as peer:
         client = await connect(peer.url)
-        await client.transport.send({"jsonrpc": "2.0", "method": "notifications/roots/changed"})
+        note = {"jsonrpc": "2.0", "method": "notifications/roots/changed"}
+        await client.transport.send(note, client.session.context)
         assert [n["method"] for n in peer.notifications] == [
             "notifications/initialized",
             "notifications/roots/changed",
@@ -242,7 +244,7 @@ async def test_an_expired_session_starts_a_new_one_and_retries_the_request_once(
         client = await connect(peer.url)
         assert text_of(await client.call_tool("echo", {"text": "1"})) == "echo: 1"
         assert text_of(await client.call_tool("echo", {"text": "2"})) == "echo: 2"
-        assert client.transport.session_id == "session-2"  # type: ignore[attr-defined]
+        assert client.session.session_id == "session-2"
 
     posts = [(s.rpc_method, s.headers.get("mcp-session-id")) for s in peer.requests("POST")]
     assert posts == [
@@ -282,12 +284,27 @@ async def test_a_500_fails_the_call_naming_the_status_and_the_body(connect: Conn
 
 async def test_a_json_rpc_error_body_is_quoted_by_its_message(connect: Connect) -> None:
     body = json.dumps(
-        {"jsonrpc": "2.0", "id": None, "error": {"code": -32000, "message": "Bad session"}}
+        {"jsonrpc": "2.0", "id": None, "error": {"code": -32000, "message": "Bad arguments"}}
     ).encode()
     async with StatusPeer(400, body, "application/json") as peer:
         client = await connect(peer.url)
-        with pytest.raises(HttpStatusError, match=r"HTTP 400 .*Bad session \(JSON-RPC -32000\)"):
+        with pytest.raises(HttpStatusError, match=r"HTTP 400 .*Bad arguments \(JSON-RPC -32000\)"):
             await client.call_tool("echo", {})
+
+
+async def test_a_400_naming_the_session_renews_it_and_a_second_refusal_is_named() -> None:
+    body = json.dumps(
+        {"jsonrpc": "2.0", "id": None, "error": {"code": -32000, "message": "Bad session"}}
+    ).encode()
+    async with StatusPeer(400, body, "application/json") as peer:
+        client = McpClient(StreamableHttpTransport(peer.url), name="test", request_timeout=10)
+        try:
+            await client.connect(timeout=15)
+            with pytest.raises(SessionExpired, match=r"refused the new session too .*Bad session"):
+                await client.call_tool("echo", {})
+        finally:
+            await client.close()
+    assert [s.rpc_method for s in peer.requests("POST")].count("initialize") == 2
 
 
 async def test_a_body_that_is_not_json_fails_clearly(connect: Connect) -> None:
@@ -557,7 +574,8 @@ async def test_the_server_stream_reconnects_with_last_event_id_and_stops_on_405(
             while len(peer.requests("GET")) < 2:
                 await asyncio.sleep(0.01)
         assert text_of(await client.call_tool("echo", {"text": "still"})) == "echo: still"
-        listener = client.transport._listener  # type: ignore[attr-defined]
+        listener = client.session._listener
+        assert listener is not None
         async with asyncio.timeout(5):
             await asyncio.wait({listener})
     gets = peer.requests("GET")
@@ -573,7 +591,6 @@ async def test_connection_refused_is_a_connect_error_naming_the_url() -> None:
     with pytest.raises(ConnectError, match=r"connection refused by http://127\.0\.0\.1:\d+/mcp"):
         await client.connect(timeout=10)
     await client.close()
-    assert client.state.value == "FAILED"
 
 
 async def test_a_tls_failure_is_named() -> None:
@@ -749,7 +766,7 @@ async def test_the_sdk_server_answers_in_every_mode(
     assert {"echo", "add", "big", "count", "ask"} <= names
     assert text_of(await client.call_tool("echo", {"text": "hi"})) == "echo: hi"
     assert text_of(await client.call_tool("add", {"a": 5, "b": 3})) == "8.0"
-    session = client.transport.session_id  # type: ignore[attr-defined]
+    session = client.session.session_id
     assert (session is None) == (mode == "stateless")
 
 
@@ -793,7 +810,7 @@ async def test_server_everything_over_streamable_http(
         return {"action": "accept", "content": content}
 
     client = await connect(everything_url, elicitation_handler=accept_defaults)
-    assert client.transport.session_id  # type: ignore[attr-defined]
+    assert client.session.session_id
     names = {t["name"] for t in await client.list_tools()}
     assert {"echo", "get-sum", "trigger-elicitation-request"} <= names
     assert text_of(await client.call_tool("echo", {"message": "hi"})) == "Echo: hi"

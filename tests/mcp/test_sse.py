@@ -31,8 +31,9 @@ from http_peers import (
 from cat_code.mcp.client import McpClient
 from cat_code.mcp.config import McpConfig, parse_entry
 from cat_code.mcp.errors import ConnectError, HttpStatusError, ProtocolError, TransportClosed
-from cat_code.mcp.pool import McpPool, default_transport
-from cat_code.mcp.sse import FallbackHttpTransport, LegacySseTransport
+from cat_code.mcp.http import StreamableHttpTransport
+from cat_code.mcp.pool import McpPool, ServerState, default_transport, legacy_fallback
+from cat_code.mcp.sse import LegacySseTransport
 
 SOURCE = Path("mcp.json")
 Connect = Callable[..., Awaitable[McpClient]]
@@ -70,6 +71,15 @@ def legacy_urls() -> Iterator[dict[str, str]]:
     finally:
         for process in processes.values():
             stop(process)
+
+
+def typeless(url: str) -> dict[str, Any]:
+    """What the pool gives a client for a ``url`` entry without a type: Streamable HTTP,
+    and the legacy transport to fall back to."""
+    return {
+        "transport": StreamableHttpTransport(url),
+        "fallback": lambda: LegacySseTransport(url),
+    }
 
 
 def text_of(result: dict[str, Any]) -> str:
@@ -124,8 +134,9 @@ async def test_a_url_entry_without_a_type_falls_back_to_the_legacy_transport(
         server = pool.servers[0]
         assert server.client is not None
         transport = server.client.transport
-        assert isinstance(transport, FallbackHttpTransport) and transport.fell_back
-        assert transport.describe() == f"sse: {url} (fallback from Streamable HTTP)"
+        assert isinstance(transport, LegacySseTransport)
+        assert server.client.session.fell_back
+        assert transport.describe() == f"sse: {url}"
         tool = pool.find_tool("mcp__old__echo")
         assert tool is not None
 
@@ -140,14 +151,19 @@ async def test_an_explicit_http_entry_does_not_fall_back(legacy_urls: dict[str, 
     assert "HTTP 405" in (status.error or "")
 
 
-def test_only_type_less_url_entries_get_the_fallback_transport() -> None:
+def test_only_type_less_url_entries_may_fall_back() -> None:
     url = "http://127.0.0.1:1/mcp"
-    typeless = default_transport(parse_entry("a", {"url": url}, source=SOURCE))
-    http = default_transport(parse_entry("b", {"type": "http", "url": url}, source=SOURCE))
-    sse = default_transport(parse_entry("c", {"type": "sse", "url": url}, source=SOURCE))
-    assert type(typeless).__name__ == "FallbackHttpTransport"
-    assert type(http).__name__ == "StreamableHttpTransport"
-    assert type(sse).__name__ == "LegacySseTransport"
+    entries = [
+        parse_entry("a", {"url": url}, source=SOURCE),
+        parse_entry("b", {"type": "http", "url": url}, source=SOURCE),
+        parse_entry("c", {"type": "sse", "url": url}, source=SOURCE),
+    ]
+    kinds = [default_transport(e).kind for e in entries]
+    assert kinds == ["http", "http", "sse"]
+    fallbacks = [legacy_fallback(e) for e in entries]
+    assert fallbacks[1:] == [None, None]
+    fallback = fallbacks[0]
+    assert fallback is not None and fallback().kind == "sse"
 
 
 # -- fallback edge cases (scripted peers) --------------------------------------------------
@@ -169,7 +185,7 @@ async def test_when_the_fallback_fails_too_the_error_names_both_attempts(
 ) -> None:
     async with StatusOnlyPeer(404) as peer:
         with pytest.raises(ConnectError) as caught:
-            await connect(FallbackHttpTransport(peer.url))
+            await connect(**typeless(peer.url))
     text = str(caught.value)
     assert "HTTP 404 Not Found to initialize" in text
     assert "the legacy HTTP+SSE transport failed too: HTTP 404" in text
@@ -179,7 +195,7 @@ async def test_when_the_fallback_fails_too_the_error_names_both_attempts(
 async def test_a_500_to_initialize_does_not_trigger_the_fallback(connect: Connect) -> None:
     async with StatusOnlyPeer(500) as peer:
         with pytest.raises(HttpStatusError, match="HTTP 500"):
-            await connect(FallbackHttpTransport(peer.url))
+            await connect(**typeless(peer.url))
     assert [s.method for s in peer.seen] == ["POST"]
 
 
@@ -187,11 +203,10 @@ async def test_a_streamable_http_server_is_used_as_is_by_the_fallback_transport(
     connect: Connect,
 ) -> None:
     async with McpPeer() as peer:
-        transport = FallbackHttpTransport(peer.url)
-        client = await connect(transport)
+        client = await connect(**typeless(peer.url))
         assert text_of(await client.call_tool("echo", {"text": "new"})) == "echo: new"
-        assert not transport.fell_back
-        assert transport.describe() == f"http: {peer.url}"
+        assert not client.session.fell_back
+        assert client.transport.describe() == f"http: {peer.url}"
 
 
 class LegacyPeer(HttpPeer):
@@ -271,11 +286,8 @@ async def test_a_legacy_stream_that_dies_while_idle_shows_the_server_failed(
             assert pool.status()[0].state == "CONNECTED"
             peer.stream_lost.set()
             server = pool.servers[0]
-            assert server.client is not None
-            transport = server.client.transport
-            assert isinstance(transport, LegacySseTransport)
-            async with asyncio.timeout(5):
-                while transport.exit_reason() is None:
+            async with asyncio.timeout(5):  # told by the transport; no status read needed
+                while server.state is not ServerState.FAILED:
                     await asyncio.sleep(0.01)
             (status,) = pool.status()
             assert status.state == "FAILED"
@@ -295,7 +307,7 @@ async def test_a_get_that_is_not_an_event_stream_fails_clearly(connect: Connect)
             await connect(LegacySseTransport(peer.url))
 
 
-@pytest.mark.parametrize("kind", [LegacySseTransport, FallbackHttpTransport])
+@pytest.mark.parametrize("kind", [LegacySseTransport, StreamableHttpTransport])
 def test_a_url_httpx_cannot_use_fails_naming_the_url(kind: Any) -> None:
     with pytest.raises(ConnectError, match="invalid URL"):
         kind("http://\x00/mcp")

@@ -210,8 +210,24 @@ class McpClient:
         try:
             return await self._timed_request(method, params, timeout, progress)
         except _Expired as exc:
-            await self._renew(exc, method, timeout)
+            return await self._in_new_session(exc, method, params, timeout, progress)
+
+    async def _in_new_session(
+        self,
+        expired: _Expired,
+        method: str,
+        params: JsonObject | None,
+        timeout: float | None,
+        progress: ProgressHandler | None,
+    ) -> Any:
+        """Renew the session (or join the renewal under way), then retry once."""
+        await self._renew(expired, method, timeout)
+        try:
             return await self._timed_request(method, params, timeout, progress)
+        except _Expired as again:
+            raise SessionExpired(
+                f"{method}: the server refused the new session too ({again.__cause__})"
+            ) from again
 
     async def _renew(self, expired: _Expired, method: str, timeout: float | None) -> None:
         renewal = self._renewal
@@ -366,8 +382,7 @@ class McpClient:
         try:
             result = await self._timed_request("tools/call", params, timeout, progress)
         except _Expired as exc:
-            await self._renew(exc, "tools/call", timeout)
-            result = await self._timed_request("tools/call", params, timeout, progress)
+            result = await self._in_new_session(exc, "tools/call", params, timeout, progress)
         if not isinstance(result, dict):
             raise ProtocolError("tools/call result is not an object")
         return result
