@@ -154,5 +154,5 @@ async def test_progress_never_extends_a_request_past_ten_times_its_timeout() -> 
 
 async def test_a_progress_note_with_an_unhashable_token_is_ignored() -> None:
     fake = FakeTransport()
-    client = await connected(fake)
+    await connected(fake)
     fake.push({"method": "notifications/progress", "params": {"progressToken": [1], "progress": 1}})

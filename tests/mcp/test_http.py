@@ -9,6 +9,7 @@ subprocesses; the ``cat-code mcp`` commands run end to end against an HTTP entry
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import json
 import logging
 import socket
@@ -23,6 +24,7 @@ import httpx2
 import pytest
 from http_peers import (
     ECHO_TOOL,
+    HttpPeer,
     McpPeer,
     Reply,
     Seen,
@@ -39,9 +41,11 @@ from cat_code.mcp import http
 from cat_code.mcp.client import McpClient
 from cat_code.mcp.config import McpConfig, parse_entry
 from cat_code.mcp.errors import (
+    AuthenticationRequired,
     ConnectError,
     HttpStatusError,
     McpError,
+    MessageTooLarge,
     ProtocolError,
     RequestTimeout,
     SessionExpired,
@@ -256,6 +260,120 @@ async def test_an_expired_session_starts_a_new_one_and_retries_the_request_once(
         ("notifications/initialized", "session-2"),
         ("tools/call", "session-2"),
     ]
+
+
+class SlowRenewalPeer(McpPeer):
+    """Forgets the session after the first tools/call, and answers the initialize that
+    renews it only once ``release`` is set."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.release = asyncio.Event()
+        self.renewing = asyncio.Event()
+
+    async def on_request(self, message: dict[str, Any], seen: Seen, reply: Reply) -> None:
+        await super().on_request(message, seen, reply)
+        if len(self.requests("POST", "tools/call")) == 1:
+            self.live_sessions.clear()
+
+    async def handle(self, seen: Seen, reply: Reply) -> None:
+        if (
+            seen.method == "POST"
+            and seen.rpc_method == "initialize"
+            and self.requests("DELETE") == []
+        ):
+            if len(self.requests("POST", "initialize")) > 1:
+                self.renewing.set()
+                await self.release.wait()
+        await super().handle(seen, reply)
+
+
+async def test_a_call_started_while_the_session_is_renewed_waits_and_succeeds(
+    connect: Connect,
+) -> None:
+    async with SlowRenewalPeer() as peer:
+        client = await connect(peer.url)
+        assert text_of(await client.call_tool("echo", {"text": "1"})) == "echo: 1"
+        first = asyncio.create_task(client.call_tool("echo", {"text": "2"}))
+        async with asyncio.timeout(5):
+            await peer.renewing.wait()
+        second = asyncio.create_task(client.call_tool("echo", {"text": "3"}))
+        # A client that did not wait would send it now, with no or a stale session.
+        with contextlib.suppress(TimeoutError):
+            async with asyncio.timeout(0.1):
+                while len(peer.requests("POST", "tools/call")) < 3:
+                    await asyncio.sleep(0.005)
+        assert len(peer.requests("POST", "tools/call")) == 2
+        peer.release.set()
+        async with asyncio.timeout(5):
+            assert text_of(await second) == "echo: 3"
+            assert text_of(await first) == "echo: 2"
+    calls = [s.headers.get("mcp-session-id") for s in peer.requests("POST", "tools/call")]
+    assert calls == ["session-1", "session-1", "session-2", "session-2"]
+
+
+class UnauthorizedPeer(HttpPeer):
+    async def handle(self, seen: Seen, reply: Reply) -> None:
+        challenge = (
+            'Bearer resource_metadata="http://127.0.0.1/.well-known/oauth-protected-resource"'
+        )
+        await reply.send(401, b"sign in first", content_type="text/plain",
+                         headers={"www-authenticate": challenge})  # fmt: skip
+
+
+async def test_a_401_is_its_own_error_keeping_the_challenge(connect: Connect) -> None:
+    async with UnauthorizedPeer() as peer:
+        with pytest.raises(AuthenticationRequired) as caught:
+            await connect(peer.url, headers={"Authorization": f"Bearer {SECRET}"})
+    assert caught.value.status_code == 401
+    assert caught.value.www_authenticate is not None
+    assert caught.value.www_authenticate.startswith('Bearer resource_metadata="http://127')
+    assert "needs authorization" in str(caught.value)
+    assert SECRET not in str(caught.value)
+
+
+class HugeAnswerPeer(McpPeer):
+    async def on_request(self, message: dict[str, Any], seen: Seen, reply: Reply) -> None:
+        if message["method"] != "tools/call":
+            await super().on_request(message, seen, reply)
+            return
+        text = "x" * 3_000_000
+        await self.answer(reply, message, {"content": [{"type": "text", "text": text}]})
+
+
+@pytest.mark.parametrize("sse", [False, True])
+async def test_a_message_over_the_cap_fails_that_request_naming_the_size(
+    connect: Connect, sse: bool
+) -> None:
+    async with HugeAnswerPeer(sse=sse) as peer:
+        transport = StreamableHttpTransport(peer.url, max_message_bytes=1_000_000)
+        client = await connect(peer.url, transport=transport)
+        with pytest.raises(MessageTooLarge, match=r"tools/call.* 976.6 KiB"):
+            await client.call_tool("echo", {})
+        assert [t["name"] for t in await client.list_tools(refresh=True)] == ["echo"]
+
+
+class BrokenStreamPeer(McpPeer):
+    async def on_get(self, seen: Seen, reply: Reply) -> None:
+        await reply.send(500, b"stream broken", content_type="text/plain")
+
+
+async def test_a_server_stream_that_keeps_failing_is_one_warning(
+    connect: Connect, caplog: pytest.LogCaptureFixture, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setattr(http, "LISTEN_MIN_RECONNECT_S", 0.01)
+    caplog.set_level(logging.WARNING, logger="cat_code.mcp.session")
+    async with BrokenStreamPeer() as peer:
+        client = await connect(peer.url)
+        listener = client.session._listener
+        assert listener is not None
+        async with asyncio.timeout(5):
+            await asyncio.wait({listener})
+        assert text_of(await client.call_tool("echo", {"text": "ok"})) == "echo: ok"
+    warnings = [r for r in caplog.records if r.levelno == logging.WARNING]
+    assert len(warnings) == 1
+    assert "message stream failed" in warnings[0].getMessage()
+    assert "will not arrive" in warnings[0].getMessage()
 
 
 class StatusPeer(McpPeer):

@@ -61,6 +61,9 @@ LISTEN_MIN_RECONNECT_S = 0.25
 DRAIN_S = 0.05
 
 ACCEPT_BOTH = "application/json, text/event-stream"
+#: GET answers that mean "this server has no stream of its own" (405 is the spec's;
+#: servers without GET support answer 404 or 400 too).
+NO_STREAM_STATUSES = frozenset({400, 404, 405})
 
 
 @dataclass(slots=True)
@@ -148,8 +151,9 @@ class StreamableHttpTransport:
     async def listen(self, context: RequestContext) -> None:
         """Own the server's GET stream: read it, reconnect it (bounded), route what it brings.
 
-        Returns when the server has no stream (405, or any non-SSE answer); raises a
-        `TransportError` when reconnecting brought nothing `MAX_LISTEN_ATTEMPTS` times.
+        Returns when the server has no stream (405, 404 or 400, or a 200 that is not an
+        event stream) or once the transport is closed; raises a `TransportError` when
+        `MAX_LISTEN_ATTEMPTS` attempts in a row brought nothing.
         """
         state = _StreamState()
         failures = 0
@@ -161,26 +165,26 @@ class StreamableHttpTransport:
             before = state.events
             try:
                 response = await self._http.send("GET", headers, what="the server stream GET")
-            except TransportClosed:
-                if self._http.closed:
-                    return
-                raise
             except TransportError as exc:
                 problem = str(exc)
             else:
                 try:
-                    if response.status_code != 200 or mime_type(response) != "text/event-stream":
-                        # 405 (or 404/400 from servers without one): there is no server stream.
+                    status = response.status_code
+                    if status in NO_STREAM_STATUSES or (
+                        status == 200 and mime_type(response) != "text/event-stream"
+                    ):
+                        # The server offers no stream of its own: nothing is wrong.
                         logger.debug(
-                            "%s: no server stream (GET answered HTTP %s)",
-                            self.name,
-                            response.status_code,
+                            "%s: no server stream (GET answered HTTP %s)", self.name, status
                         )
                         return
-                    if context.on_headers is not None:
-                        context.on_headers(response.headers)
-                    await self._consume(response, None, state)
-                    problem = "the stream ended"
+                    if status == 200:
+                        if context.on_headers is not None:
+                            context.on_headers(response.headers)
+                        await self._consume(response, None, state, "the server stream")
+                        problem = "the stream ended"
+                    else:
+                        problem = str(await self._http.status_error(response, "the GET"))
                 except httpx2.HTTPError as exc:
                     problem = str(self._http.translate(exc))
                 finally:
@@ -248,7 +252,7 @@ class StreamableHttpTransport:
             return answer
         if mime == "text/event-stream":
             state = _StreamState()
-            answer = await self._consume(response, message["id"], state)
+            answer = await self._consume(response, message["id"], state, f"answering {method}")
             if answer is not None:
                 return answer
             await response.aclose()
@@ -262,10 +266,10 @@ class StreamableHttpTransport:
         )
 
     async def _consume(
-        self, response: httpx2.Response, request_id: Any, state: _StreamState
+        self, response: httpx2.Response, request_id: Any, state: _StreamState, what: str
     ) -> JsonObject | None:
         """Read SSE events until the response to ``request_id`` (returned) or the stream ends."""
-        events = self._http.events(response)
+        events = self._http.events(response, what)
         try:
             async for event in events:
                 answer = self._on_event(event, request_id, state)
@@ -366,7 +370,9 @@ class StreamableHttpTransport:
             else:
                 try:
                     if response.status_code == 200 and mime_type(response) == "text/event-stream":
-                        answer = await self._consume(response, message["id"], state)
+                        answer = await self._consume(
+                            response, message["id"], state, f"answering {method}"
+                        )
                         if answer is not None:
                             return answer
                     elif response.status_code in (400, 404):

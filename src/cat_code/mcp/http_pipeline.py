@@ -256,7 +256,9 @@ class HttpPipeline:
                 f"{excerpt_text(bytes(body))}"
             ) from None
 
-    async def events(self, response: httpx2.Response) -> AsyncGenerator[httpx2.ServerSentEvent]:
+    async def events(
+        self, response: httpx2.Response, what: str
+    ) -> AsyncGenerator[httpx2.ServerSentEvent]:
         """The response's SSE events, each capped at the message cap.
 
         The caller must ``aclose()`` the generator (``contextlib.aclosing``) so it never
@@ -271,7 +273,10 @@ class HttpPipeline:
                 yield event
         except httpx2.SSEError as exc:
             if "byte limit" in str(exc):
-                raise self.too_large(self.max_message_bytes, "an SSE event", at_least=True) from exc
+                raise MessageTooLarge(
+                    f"an SSE event from {public_url(self.url)} ({what}) is larger than "
+                    f"{size_text(self.max_message_bytes)}, the most a single message may take"
+                ) from exc
             raise ProtocolError(f"{self.name}: bad SSE stream: {exc}") from exc
         finally:
             await events.aclose()

@@ -196,7 +196,7 @@ class LegacySseTransport:
                         excerpt,
                     )
                     return
-                events = self._http.events(response)
+                events = self._http.events(response, "the event stream")
                 try:
                     async for event in events:
                         if event.event == "endpoint":
