@@ -19,7 +19,7 @@ from typing import Any
 
 from cat_code.mcp.adapter import McpTool, assign_names
 from cat_code.mcp.client import ClientState, ElicitationHandler, McpClient
-from cat_code.mcp.config import BrokenServer, McpConfig, ServerConfig
+from cat_code.mcp.config import BrokenServer, McpConfig, ServerConfig, StdioServerConfig
 from cat_code.mcp.errors import McpClientError
 from cat_code.mcp.transport import Transport
 from cat_code.tools.registry import ToolRegistry
@@ -64,28 +64,23 @@ class ServerStatus:
 
 def default_transport(config: ServerConfig) -> Transport:
     """The transport an entry asks for."""
-    if config.type == "stdio":
+    if isinstance(config, StdioServerConfig):
         from cat_code.mcp.stdio import StdioTransport
 
-        assert config.command is not None
         return StdioTransport(
             config.command, config.args, env=config.env, cwd=config.cwd, name=config.name
         )
-    if config.type == "http":
-        from cat_code.mcp.http import StreamableHttpTransport
-
-        assert config.url is not None
-        if config.type_inferred:
-            from cat_code.mcp.sse import FallbackHttpTransport
-
-            return FallbackHttpTransport(config.url, headers=config.headers, name=config.name)
-        return StreamableHttpTransport(config.url, headers=config.headers, name=config.name)
     if config.type == "sse":
         from cat_code.mcp.sse import LegacySseTransport
 
-        assert config.url is not None
         return LegacySseTransport(config.url, headers=config.headers, name=config.name)
-    raise McpClientError(f"unknown transport type {config.type!r}")
+    if config.legacy_fallback:
+        from cat_code.mcp.sse import FallbackHttpTransport
+
+        return FallbackHttpTransport(config.url, headers=config.headers, name=config.name)
+    from cat_code.mcp.http import StreamableHttpTransport
+
+    return StreamableHttpTransport(config.url, headers=config.headers, name=config.name)
 
 
 class McpServer:
