@@ -152,13 +152,11 @@ async def hold_stdio_servers(
     if server_args is not None:
         args = server_args
     if impl == "cat_code":
-        from cat_code.mcp.config import McpConfig, ServerConfig
+        from cat_code.mcp.config import McpConfig, ServerConfig, StdioServerConfig
         from cat_code.mcp.pool import McpPool
 
-        entries = [
-            ServerConfig(
-                name=f"s{i}", type="stdio", source=BENCH, command=command, args=tuple(args)
-            )
+        entries: list[ServerConfig] = [
+            StdioServerConfig(name=f"s{i}", source=BENCH, command=command, args=tuple(args))
             for i in range(count)
         ]
         pool = McpPool(McpConfig(servers=entries))

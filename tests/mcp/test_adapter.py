@@ -383,6 +383,12 @@ def test_malformed_content_never_raises(result: dict[str, Any]) -> None:
     assert isinstance(flattened.content, str)
 
 
+@pytest.mark.parametrize("kind", [None, 3, ["text"], {"type": "text"}])
+def test_a_block_whose_type_is_missing_or_not_a_string_is_unsupported_content(kind: Any) -> None:
+    block = {"text": "hidden"} if kind is None else {"type": kind, "text": "hidden"}
+    assert flatten_result({"content": [block]}).content == f"[unsupported content: {kind}]"
+
+
 @pytest.mark.parametrize("server", ["echo", "a.b", "s" * 70])
 def test_every_name_a_server_gets_is_recognised_as_its_own_and_no_other(server: str) -> None:
     tools = ["echo", "read.file", "read_file", "t" * 80]

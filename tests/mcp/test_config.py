@@ -12,8 +12,10 @@ import pytest
 from cat_code.mcp.config import (
     DEFAULT_REQUEST_TIMEOUT_MS,
     DEFAULT_STARTUP_TIMEOUT_MS,
+    HttpServerConfig,
     McpConfig,
     ServerConfig,
+    StdioServerConfig,
     cat_code_home,
     default_config_paths,
     load_config,
@@ -312,6 +314,34 @@ def test_the_transport_type_is_taken_or_inferred(
     tmp_path: Path, entry: dict[str, Any], kind: str
 ) -> None:
     assert only(load_one(tmp_path, entry)).type == kind
+
+
+@pytest.mark.parametrize(
+    ("entry", "fallback"),
+    [
+        ({"url": "https://h/mcp"}, True),
+        ({"type": "http", "url": "https://h/mcp"}, False),
+        ({"type": "streamable-http", "url": "https://h/mcp"}, False),
+        ({"type": "sse", "url": "https://h/sse"}, False),
+    ],
+)
+def test_only_a_url_entry_without_a_type_may_fall_back_to_legacy_sse(
+    tmp_path: Path, entry: dict[str, Any], fallback: bool
+) -> None:
+    server = only(load_one(tmp_path, entry))
+    assert isinstance(server, HttpServerConfig)
+    assert server.legacy_fallback is fallback
+
+
+def test_each_entry_carries_only_its_transports_fields(tmp_path: Path) -> None:
+    entry = {"command": "x", "args": ["-v"], "cwd": "/tmp", "url": "https://h/mcp"}
+    stdio = only(load_one(tmp_path, entry))
+    assert isinstance(stdio, StdioServerConfig)
+    assert (stdio.command, stdio.args, stdio.cwd) == ("x", ("-v",), "/tmp")
+    assert not hasattr(stdio, "url")
+    http = only(load_one(tmp_path, {"type": "http", "url": "https://h/mcp", "command": "x"}))
+    assert isinstance(http, HttpServerConfig)
+    assert not hasattr(http, "command")
 
 
 def test_timeouts_default_to_thirty_seconds(tmp_path: Path) -> None:

@@ -17,7 +17,13 @@ from fakes import FakeTransport, tool
 from procs import kill_quietly, read_pid, server_command, wait_until
 from scripted.processes import alive
 
-from cat_code.mcp.config import BrokenServer, McpConfig, ServerConfig, load_config
+from cat_code.mcp.config import (
+    BrokenServer,
+    McpConfig,
+    ServerConfig,
+    StdioServerConfig,
+    load_config,
+)
 from cat_code.mcp.pool import McpPool, default_transport
 from cat_code.mcp.stdio import StdioTransport
 from cat_code.mcp.transport import Transport
@@ -27,19 +33,19 @@ from cat_code.tools.registry import ToolRegistry
 SOURCE = Path("test-mcp.json")
 
 
-def server(name: str, *flags: str, startup: float = 20, **fields: Any) -> ServerConfig:
+def server(name: str, *flags: str, startup: float = 20, **fields: Any) -> StdioServerConfig:
     """An entry running the misbehaving test server with ``flags``."""
     command, args = server_command(*flags)
-    return ServerConfig(
-        name=name, type="stdio", source=SOURCE, command=command, args=tuple(args),
+    return StdioServerConfig(
+        name=name, source=SOURCE, command=command, args=tuple(args),
         startup_timeout_s=startup, request_timeout_s=20, **fields,
     )  # fmt: skip
 
 
-def echo_example(name: str) -> ServerConfig:
+def echo_example(name: str) -> StdioServerConfig:
     """An entry running the bundled example server."""
-    return ServerConfig(
-        name=name, type="stdio", source=SOURCE, command=sys.executable, args=(str(ECHO_SERVER),)
+    return StdioServerConfig(
+        name=name, source=SOURCE, command=sys.executable, args=(str(ECHO_SERVER),)
     )
 
 
@@ -249,8 +255,8 @@ async def test_colliding_names_across_servers_are_resolved_in_config_order(
         fakes[config.name] = fake
         return fake
 
-    entries = [
-        ServerConfig(name=n, type="stdio", source=SOURCE, command="x") for n in ("a.b", "a_b")
+    entries: list[ServerConfig] = [
+        StdioServerConfig(name=n, source=SOURCE, command="x") for n in ("a.b", "a_b")
     ]
     caplog.set_level(logging.WARNING, logger="cat_code.mcp.adapter")
     async with McpPool(McpConfig(servers=entries), transport_factory=factory) as pool:
@@ -298,7 +304,7 @@ async def test_a_server_still_starting_shows_as_connecting() -> None:
             await release.wait()
             await super().start(on_message)
 
-    entry = ServerConfig(name="slow", type="stdio", source=Path("mcp.json"), command="x")
+    entry = StdioServerConfig(name="slow", source=Path("mcp.json"), command="x")
     pool = McpPool(McpConfig(servers=[entry]), transport_factory=lambda c: SlowTransport())
     connecting = asyncio.ensure_future(pool.connect_all())
     try:
@@ -323,7 +329,7 @@ async def test_a_tool_list_change_announced_while_closing_starts_no_refresh(
             await super().close()
 
     fake = ChangesOnClose(tools=[tool("echo")])
-    entry = ServerConfig(name="s", type="stdio", source=Path("mcp.json"), command="x")
+    entry = StdioServerConfig(name="s", source=Path("mcp.json"), command="x")
     registry = ToolRegistry()
     pool = McpPool(McpConfig(servers=[entry]), transport_factory=lambda c: fake)
     await pool.connect_all()

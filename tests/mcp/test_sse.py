@@ -29,7 +29,7 @@ from http_peers import (
 )
 
 from cat_code.mcp.client import McpClient
-from cat_code.mcp.config import McpConfig, parse_entry
+from cat_code.mcp.config import HttpServerConfig, McpConfig, parse_entry
 from cat_code.mcp.errors import ConnectError, HttpStatusError, ProtocolError, TransportClosed
 from cat_code.mcp.http import StreamableHttpTransport
 from cat_code.mcp.pool import McpPool, ServerState, default_transport, legacy_fallback
@@ -124,7 +124,8 @@ async def test_a_url_entry_without_a_type_falls_back_to_the_legacy_transport(
 ) -> None:
     url = legacy(legacy_urls, key)
     entry = parse_entry("old", {"url": url}, source=SOURCE)
-    assert entry.type == "http" and entry.type_inferred
+    assert isinstance(entry, HttpServerConfig)
+    assert entry.type == "http" and entry.legacy_fallback
     async with McpPool(McpConfig(servers=[entry])) as pool:
         await pool.connect_all()
         (status,) = pool.status()
@@ -143,7 +144,7 @@ async def test_a_url_entry_without_a_type_falls_back_to_the_legacy_transport(
 
 async def test_an_explicit_http_entry_does_not_fall_back(legacy_urls: dict[str, str]) -> None:
     entry = parse_entry("old", {"type": "http", "url": legacy_urls["sdk"]}, source=SOURCE)
-    assert not entry.type_inferred
+    assert isinstance(entry, HttpServerConfig) and not entry.legacy_fallback
     async with McpPool(McpConfig(servers=[entry])) as pool:
         await pool.connect_all()
         (status,) = pool.status()

@@ -18,7 +18,7 @@ from collections.abc import Iterable
 from typing import Any, Protocol
 
 from cat_code.mcp.errors import McpClientError
-from cat_code.mcp.wire import ToolDefinition
+from cat_code.mcp.wire import CallToolResult, ContentBlock, ToolDefinition
 from cat_code.tools.base import ProgressCallback, Tool, ToolResult
 
 logger = logging.getLogger(__name__)
@@ -99,7 +99,7 @@ class ToolServer(Protocol):
         arguments: dict[str, Any],
         *,
         progress: ProgressCallback | None = None,
-    ) -> dict[str, Any]: ...
+    ) -> CallToolResult: ...
 
 
 class McpTool(Tool):
@@ -136,7 +136,7 @@ class McpTool(Tool):
         return ToolResult.error(f"Error: MCP tool '{self.name}' failed: {reason}")
 
 
-def flatten_result(result: dict[str, Any]) -> ToolResult:
+def flatten_result(result: CallToolResult) -> ToolResult:
     """A wire ``CallToolResult`` as text for the model; ``isError`` carried through."""
     content = result.get("content")
     blocks = content if isinstance(content, list) else []
@@ -148,31 +148,40 @@ def flatten_result(result: dict[str, Any]) -> ToolResult:
     return ToolResult(content="\n".join(parts), is_error=result.get("isError") is True, raw=result)
 
 
-def flatten_block(block: Any) -> str | None:
+#: The content block types the spec defines (the tags of `ContentBlock`). A tuple, not a
+#: set: a server may send an unhashable ``type``, and ``in`` on a tuple only compares.
+_KNOWN_BLOCKS = ("text", "image", "audio", "resource_link", "resource")
+
+
+def flatten_block(block: ContentBlock) -> str | None:
     """One content block as text (a placeholder for an unknown type; None for a non-object)."""
+    # The type says what the spec promises; servers send anything, so every field is checked.
     if not isinstance(block, dict):
         return None
     kind = block.get("type")
-    if kind == "text":
+    if kind not in _KNOWN_BLOCKS:
+        logger.debug("skipping content block of unknown type %r", kind)
+        return f"[unsupported content: {kind}]"
+    # The tag is present now: indexing it lets the checker narrow the union.
+    if block["type"] == "text":
         text = block.get("text")
         return text if isinstance(text, str) else ""
-    if kind in ("image", "audio"):
-        mime = block.get("mimeType") or "unknown type"
-        return f"[{kind}: {mime}, {_size(_decoded_length(block.get('data')))}]"
-    if kind == "resource_link":
+    if block["type"] == "resource_link":
         name = block.get("title") or block.get("name") or "resource"
         return f"[resource link: {name} <{block.get('uri', '')}>]"
-    if kind == "resource":
+    if block["type"] == "resource":
         resource = block.get("resource")
         if not isinstance(resource, dict):
             return "[resource]"
-        if isinstance(resource.get("text"), str):
-            return str(resource["text"])
+        body = resource.get("text")
+        if isinstance(body, str):
+            return body
         mime = resource.get("mimeType") or "unknown type"
         size = _size(_decoded_length(resource.get("blob")))
         return f"[resource {resource.get('uri', '')}: {mime}, {size}]"
-    logger.debug("skipping content block of unknown type %r", kind)
-    return f"[unsupported content: {kind}]"
+    # What is left is "image" or "audio", both base64 data with a MIME type.
+    mime = block.get("mimeType") or "unknown type"
+    return f"[{block['type']}: {mime}, {_size(_decoded_length(block.get('data')))}]"
 
 
 def _decoded_length(data: Any) -> int:

@@ -23,7 +23,6 @@ from typing import Any, Literal
 
 from cat_code.mcp.errors import ConfigError
 
-TransportType = Literal["stdio", "http", "sse"]
 TRANSPORT_TYPES: tuple[str, ...] = ("stdio", "http", "sse")
 DEFAULT_REQUEST_TIMEOUT_MS = 30_000
 DEFAULT_STARTUP_TIMEOUT_MS = 30_000
@@ -51,24 +50,15 @@ logger = logging.getLogger(__name__)
 _VAR = re.compile(r"\$\{([A-Za-z_][A-Za-z0-9_]*)(?::-([^}]*))?\}")
 
 
-@dataclass(frozen=True, slots=True)
-class ServerConfig:
-    """One valid server entry, with variables expanded."""
+@dataclass(frozen=True, slots=True, kw_only=True)
+class _ServerEntry:
+    """What every valid server entry has, whatever its transport; variables expanded."""
 
     name: str
-    type: TransportType
     source: Path
-    command: str | None = None
-    args: tuple[str, ...] = ()
-    env: Mapping[str, str] = field(default_factory=dict)
-    cwd: str | None = None
-    url: str | None = None
-    headers: Mapping[str, str] = field(default_factory=dict)
     request_timeout_s: float = DEFAULT_REQUEST_TIMEOUT_MS / 1000
     startup_timeout_s: float = DEFAULT_STARTUP_TIMEOUT_MS / 1000
     disabled: bool = False
-    #: No ``type`` was given: a ``url`` entry may then fall back to the legacy SSE transport.
-    type_inferred: bool = False
     #: The command line or URL as written, before ``${VAR}`` expansion: what status shows,
     #: so a secret passed through a variable never reaches a terminal or a log.
     display_target: str = ""
@@ -76,11 +66,42 @@ class ServerConfig:
     @property
     def target(self) -> str:
         """Where the server is, as the user wrote it (never header values or expanded secrets)."""
-        if self.display_target:
-            return self.display_target
-        if self.type == "stdio":
-            return " ".join([self.command or "", *self.args]).strip()
-        return self.url or ""
+        return self.display_target or self._expanded_target()
+
+    def _expanded_target(self) -> str:
+        raise NotImplementedError
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class StdioServerConfig(_ServerEntry):
+    """A server cat-code starts as a child process and talks to over stdin and stdout."""
+
+    type: Literal["stdio"] = "stdio"
+    command: str
+    args: tuple[str, ...] = ()
+    env: Mapping[str, str] = field(default_factory=dict)
+    cwd: str | None = None
+
+    def _expanded_target(self) -> str:
+        return " ".join([self.command, *self.args]).strip()
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class HttpServerConfig(_ServerEntry):
+    """A server at a URL: Streamable HTTP (``http``) or the legacy HTTP+SSE transport."""
+
+    type: Literal["http", "sse"] = "http"
+    url: str
+    headers: Mapping[str, str] = field(default_factory=dict)
+    #: No ``type`` was given, so Streamable HTTP may fall back to legacy SSE (``http`` only).
+    legacy_fallback: bool = False
+
+    def _expanded_target(self) -> str:
+        return self.url
+
+
+#: One valid server entry; the class says which transport, and carries only its fields.
+ServerConfig = StdioServerConfig | HttpServerConfig
 
 
 @dataclass(frozen=True, slots=True)
@@ -283,21 +304,39 @@ def parse_entry(
     if not isinstance(disabled, bool):
         raise ConfigError(f"{where}: 'disabled' must be true or false")
 
-    return ServerConfig(
+    # Every field is checked whatever the transport, in this order, as it always was: an
+    # entry that names an unusable field fails even if its transport would not use it.
+    env_vars = get_map("env")
+    cwd = get_str("cwd")
+    headers = get_map("headers")
+    request_timeout_s = get_ms("requestTimeoutMs", DEFAULT_REQUEST_TIMEOUT_MS)
+    startup_timeout_s = get_ms("startupTimeoutMs", DEFAULT_STARTUP_TIMEOUT_MS)
+    if kind == "stdio":
+        assert command  # checked above; tells the type checker too
+        return StdioServerConfig(
+            name=name,
+            source=source,
+            command=command,
+            args=tuple(args),
+            env=env_vars,
+            cwd=cwd,
+            request_timeout_s=request_timeout_s,
+            startup_timeout_s=startup_timeout_s,
+            disabled=disabled,
+            display_target=_guess_target(raw),
+        )
+    assert url  # checked above
+    return HttpServerConfig(
         name=name,
-        type=kind,  # type: ignore[arg-type]  # checked against TRANSPORT_TYPES above
         source=source,
-        command=command,
-        args=tuple(args),
-        env=get_map("env"),
-        cwd=get_str("cwd"),
+        type="sse" if kind == "sse" else "http",
         url=url,
-        headers=get_map("headers"),
-        request_timeout_s=get_ms("requestTimeoutMs", DEFAULT_REQUEST_TIMEOUT_MS),
-        startup_timeout_s=get_ms("startupTimeoutMs", DEFAULT_STARTUP_TIMEOUT_MS),
+        headers=headers,
+        legacy_fallback=declared is None,
+        request_timeout_s=request_timeout_s,
+        startup_timeout_s=startup_timeout_s,
         disabled=disabled,
-        type_inferred=declared is None,
-        display_target=_guess_target(raw if kind == "stdio" else {"url": raw.get("url")}),
+        display_target=_guess_target({"url": raw.get("url")}),
     )
 
 

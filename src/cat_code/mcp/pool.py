@@ -24,10 +24,16 @@ from typing import Any
 
 from cat_code.mcp.adapter import McpTool, assign_names
 from cat_code.mcp.client import ElicitationHandler, McpClient
-from cat_code.mcp.config import BrokenServer, McpConfig, ServerConfig
+from cat_code.mcp.config import (
+    BrokenServer,
+    HttpServerConfig,
+    McpConfig,
+    ServerConfig,
+    StdioServerConfig,
+)
 from cat_code.mcp.errors import McpClientError, TransportClosed
 from cat_code.mcp.transport import Transport
-from cat_code.mcp.wire import ToolDefinition
+from cat_code.mcp.wire import CallToolResult, ToolDefinition
 from cat_code.tools.base import ProgressCallback
 from cat_code.tools.registry import ToolRegistry
 
@@ -84,29 +90,24 @@ class ServerStatus:
 
 def default_transport(config: ServerConfig) -> Transport:
     """The transport an entry asks for."""
-    if config.type == "stdio":
+    if isinstance(config, StdioServerConfig):
         from cat_code.mcp.stdio import StdioTransport
 
-        assert config.command is not None
         return StdioTransport(
             config.command, config.args, env=config.env, cwd=config.cwd, name=config.name
         )
-    if config.type == "http":
-        from cat_code.mcp.http import StreamableHttpTransport
-
-        assert config.url is not None
-        return StreamableHttpTransport(config.url, headers=config.headers, name=config.name)
     if config.type == "sse":
         from cat_code.mcp.sse import LegacySseTransport
 
-        assert config.url is not None
         return LegacySseTransport(config.url, headers=config.headers, name=config.name)
-    raise McpClientError(f"unknown transport type {config.type!r}")
+    from cat_code.mcp.http import StreamableHttpTransport
+
+    return StreamableHttpTransport(config.url, headers=config.headers, name=config.name)
 
 
 def legacy_fallback(config: ServerConfig) -> Callable[[], Transport] | None:
     """For a type-less ``url`` entry: how to build the legacy SSE transport it may fall back to."""
-    if config.type != "http" or not config.type_inferred or config.url is None:
+    if not isinstance(config, HttpServerConfig) or not config.legacy_fallback:
         return None
     url, headers, name = config.url, config.headers, config.name
 
@@ -241,7 +242,7 @@ class McpServer:
         arguments: dict[str, Any],
         *,
         progress: ProgressCallback | None = None,
-    ) -> dict[str, Any]:
+    ) -> CallToolResult:
         """Call one of this server's tools through its current connection."""
         client = self._client
         if self._state is not ServerState.CONNECTED or client is None:
