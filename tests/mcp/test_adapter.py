@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import logging
 import re
-from typing import Any
+from typing import Any, cast
 
 import pytest
 from fakes import FakeTransport, RpcError, tool
@@ -20,9 +20,23 @@ from cat_code.mcp.adapter import (
 )
 from cat_code.mcp.client import McpClient
 from cat_code.mcp.errors import ProcessExited
-from cat_code.tools.base import Tool
+from cat_code.mcp.wire import CallToolResult, ToolDefinition
+from cat_code.tools.base import ProgressCallback, Tool
 
 VALID_NAME = re.compile(r"^[A-Za-z0-9_-]{1,64}$")
+
+
+class Direct:
+    """The adapter's `ToolServer` calling one client straight (the pool's server does more)."""
+
+    def __init__(self, client: McpClient) -> None:
+        self.name = client.name
+        self.client = client
+
+    async def call_tool(
+        self, tool: str, arguments: dict[str, Any], *, progress: ProgressCallback | None = None
+    ) -> CallToolResult:
+        return await self.client.call_tool(tool, arguments, progress=progress)
 
 
 async def adapted(
@@ -31,7 +45,8 @@ async def adapted(
     fake = FakeTransport(handlers, tools=[wire])
     client = McpClient(fake, name="srv", **client_kwargs)
     await client.connect(timeout=5)
-    return McpTool(client, "srv", wire, registered_name("srv", wire["name"])), fake
+    name = registered_name("srv", wire["name"])
+    return McpTool(Direct(client), cast(ToolDefinition, wire), name), fake
 
 
 # -- naming ------------------------------------------------------------------------------
@@ -262,8 +277,8 @@ async def test_a_dead_server_becomes_an_error_result() -> None:
 
 
 async def test_a_closed_connection_becomes_an_error_result() -> None:
-    mcp_tool, _ = await adapted(tool("t"), {"tools/call": echo})
-    await mcp_tool.client.close()
+    mcp_tool, fake = await adapted(tool("t"), {"tools/call": echo})
+    await fake.close()
     result = await mcp_tool.execute({})
     assert result.is_error is True
     assert result.content == "Error: MCP tool 'mcp__srv__t' failed: connection closed"
