@@ -27,7 +27,7 @@ from cat_code.agent.providers.base import (
 from cat_code.agent.providers.fake import ScriptedProvider, reply, use_tools
 from cat_code.mcp.config import load_config
 from cat_code.mcp.pool import McpPool, default_transport
-from cat_code.mcp.transport import JsonObject, MessageHandler
+from cat_code.mcp.transport import NO_CONTEXT, JsonObject
 from cat_code.tools.base import ProgressCallback, Tool, ToolResult
 from cat_code.tools.registry import ToolRegistry
 
@@ -409,44 +409,27 @@ async def test_progress_reported_by_a_tool_reaches_the_events() -> None:
 
 
 class RecordingTransport:
-    """Wraps a real transport and records what the client sends."""
+    """Wraps a real transport and records what the client sends; the rest passes through."""
 
     def __init__(self, inner: Any) -> None:
         self.inner = inner
         self.sent: list[JsonObject] = []
         self.changed = asyncio.Event()
 
-    @property
-    def protocol_version(self) -> str | None:
-        return self.inner.protocol_version  # type: ignore[no-any-return]
-
-    @protocol_version.setter
-    def protocol_version(self, value: str | None) -> None:
-        self.inner.protocol_version = value
+    def __getattr__(self, name: str) -> Any:
+        return getattr(self.inner, name)
 
     def _record(self, message: JsonObject) -> None:
         self.sent.append(message)
         self.changed.set()
 
-    async def start(self, on_message: MessageHandler) -> None:
-        await self.inner.start(on_message)
-
-    async def request(self, message: JsonObject) -> JsonObject:
+    async def request(self, message: JsonObject, context: Any = NO_CONTEXT) -> JsonObject:
         self._record(message)
-        return await self.inner.request(message)  # type: ignore[no-any-return]
+        return await self.inner.request(message, context)  # type: ignore[no-any-return]
 
-    async def send(self, message: JsonObject) -> None:
+    async def send(self, message: JsonObject, context: Any = NO_CONTEXT) -> None:
         self._record(message)
-        await self.inner.send(message)
-
-    async def close(self) -> None:
-        await self.inner.close()
-
-    def describe(self) -> str:
-        return self.inner.describe()  # type: ignore[no-any-return]
-
-    def diagnostics(self) -> list[str]:
-        return self.inner.diagnostics()  # type: ignore[no-any-return]
+        await self.inner.send(message, context)
 
     async def wait_for(self, check: Callable[[JsonObject], bool]) -> JsonObject:
         async with asyncio.timeout(10):

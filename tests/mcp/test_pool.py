@@ -24,7 +24,7 @@ from cat_code.mcp.config import (
     StdioServerConfig,
     load_config,
 )
-from cat_code.mcp.pool import McpPool, default_transport
+from cat_code.mcp.pool import McpPool, ServerState, default_transport
 from cat_code.mcp.stdio import StdioTransport
 from cat_code.mcp.transport import Transport
 from cat_code.tools.builtin import builtin_tools
@@ -300,9 +300,9 @@ async def test_a_server_still_starting_shows_as_connecting() -> None:
     release = asyncio.Event()
 
     class SlowTransport(FakeTransport):
-        async def start(self, on_message: Any) -> None:
+        async def start(self, on_message: Any, on_close: Any) -> None:
             await release.wait()
-            await super().start(on_message)
+            await super().start(on_message, on_close)
 
     entry = StdioServerConfig(name="slow", source=Path("mcp.json"), command="x")
     pool = McpPool(McpConfig(servers=[entry]), transport_factory=lambda c: SlowTransport())
@@ -361,3 +361,134 @@ async def test_status_lists_servers_in_the_config_files_order_broken_ones_includ
         assert [s.name for s in pool.status()] == ["first", "broken", "last"]
     finally:
         await pool.close_all()
+
+
+# -- servers own their state and tools (fakes: the layer above a transport) ----------------
+
+
+def fake_pool(*fakes: FakeTransport) -> McpPool:
+    """A pool of one entry per fake, each served by its fake."""
+    entries = [StdioServerConfig(name=f.name, source=SOURCE, command="x") for f in fakes]
+    by_name = {f.name: f for f in fakes}
+    return McpPool(McpConfig(servers=entries), transport_factory=lambda c: by_name[c.name])
+
+
+async def test_a_connection_that_ends_by_itself_fails_its_server_at_once() -> None:
+    fake = FakeTransport(name="a", tools=[tool("t")])
+    async with fake_pool(fake) as pool:
+        await pool.connect_all()
+        (server,) = pool.servers
+        assert server.state is ServerState.CONNECTED
+        fake.lose("server process exited with code 1")
+        assert server.state is ServerState.FAILED  # no status read needed to notice
+        assert server.error == "server process exited with code 1"
+        result = await pool.tools()[0].execute({})
+        assert result.is_error
+        assert "MCP server 'a' is FAILED: server process exited with code 1" in result.content
+    assert server.state is ServerState.FAILED  # closing keeps the reason
+
+
+async def test_the_states_run_new_connecting_connected_closed() -> None:
+    release = asyncio.Event()
+    fake = FakeTransport(name="a", handlers={"tools/list": lambda p: release_then(release)})
+    pool = fake_pool(fake)
+    (server,) = pool.servers
+    assert server.state is ServerState.NEW
+    connecting = asyncio.ensure_future(pool.connect_all())
+    await fake.wait_request("tools/list")
+    assert server.state is ServerState.CONNECTING
+    release.set()
+    await connecting
+    assert server.state is ServerState.CONNECTED
+    await pool.close_all()
+    assert server.state is ServerState.CLOSED
+    assert [s.value for s in ServerState] == [
+        "NEW", "CONNECTING", "CONNECTED", "FAILED", "DISABLED", "CLOSED", "NEEDS_LOGIN",
+    ]  # fmt: skip
+
+
+async def release_then(release: asyncio.Event) -> dict[str, Any]:
+    await release.wait()
+    return {"tools": []}
+
+
+async def test_registered_names_are_pinned_across_tool_list_changes() -> None:
+    # "b.x" sanitises to the name "b_x" would take; while "b_x" is absent, "b.x" gets it.
+    fake = FakeTransport(
+        {"tools/call": lambda p: {"content": [{"type": "text", "text": "ok"}]}},
+        name="s",
+        tools=[tool("b.x"), tool("keep")],
+    )
+    registry = ToolRegistry()
+    async with fake_pool(fake) as pool:
+        await pool.connect_all()
+        pool.register_into(registry)
+        before = {t.tool_name: t.name for t in pool.tools()}
+        assert before == {"b.x": "mcp__s__b_x", "keep": "mcp__s__keep"}
+        keep = registry.get("mcp__s__keep")
+
+        fake.tools = [tool("b_x"), tool("keep"), tool("b.x")]
+        fake.push({"method": "notifications/tools/list_changed"})
+        await wait_until(lambda: len(pool.tools()) == 3)
+
+        after = {t.tool_name: t.name for t in pool.tools()}
+        assert after["b.x"] == "mcp__s__b_x"  # pinned: the model has seen it
+        assert after["keep"] == "mcp__s__keep"
+        assert after["b_x"].startswith("mcp__s__b_x_")  # the newcomer gets the hashed form
+        assert sorted(registry.names()) == sorted(after.values())
+        assert keep is not None and (await keep.execute({})).content == "ok"  # still works
+
+
+async def test_a_failed_refresh_keeps_the_old_list_and_warns(
+    caplog: pytest.LogCaptureFixture,
+) -> None:
+    fake = FakeTransport(name="s", tools=[tool("one")])
+    async with fake_pool(fake) as pool:
+        await pool.connect_all()
+        (server,) = pool.servers
+
+        def broken(params: dict[str, Any]) -> Any:
+            return {"tools": "not a list"}
+
+        fake.handlers["tools/list"] = broken
+        fake.push({"method": "notifications/tools/list_changed"})
+        await wait_until(lambda: "could not re-list" in caplog.text)
+        assert [t.name for t in pool.tools()] == ["mcp__s__one"]
+        assert server.state is ServerState.CONNECTED
+
+
+async def test_the_pool_gives_the_instructions_of_connected_servers() -> None:
+    with_note = FakeTransport(name="a")
+    with_note.handlers["initialize"] = lambda p: {
+        "protocolVersion": "2025-11-25", "capabilities": {}, "serverInfo": {},
+        "instructions": "use a",
+    }  # fmt: skip
+    without = FakeTransport(name="b")
+    async with fake_pool(with_note, without) as pool:
+        await pool.connect_all()
+        assert pool.instructions() == {"a": "use a"}
+        with_note.lose("gone")
+        assert pool.instructions() == {}
+
+
+async def test_closing_when_the_caller_is_cancelled_still_closes_every_server() -> None:
+    release = asyncio.Event()
+
+    class SlowClose(FakeTransport):
+        async def close(self) -> None:
+            await release.wait()
+            await super().close()
+
+    fake = SlowClose(name="a")
+    pool = fake_pool(fake)
+    await pool.connect_all()
+    closing = asyncio.ensure_future(pool.close_all())
+    await wait_until(lambda: pool.servers[0].task is not None)
+    for _ in range(3):
+        await asyncio.sleep(0)
+    closing.cancel()
+    await wait_until(lambda: fake.hurried > 0)  # the cancel hurried the close
+    release.set()
+    with pytest.raises(asyncio.CancelledError):
+        await closing
+    assert fake.closed
