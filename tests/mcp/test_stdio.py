@@ -19,6 +19,7 @@ from cat_code.mcp import stdio
 from cat_code.mcp.client import McpClient
 from cat_code.mcp.errors import ConnectError, ProcessExited, TransportClosed
 from cat_code.mcp.stdio import INHERITED_ENV_VARS, StdioTransport
+from cat_code.mcp.transport import ignore_close, ignore_message
 
 Spawn = Callable[..., Awaitable[StdioTransport]]
 
@@ -200,7 +201,7 @@ async def test_a_server_that_exits_at_start_fails_with_its_exit_code_and_stderr(
 async def test_a_command_that_does_not_exist_fails_with_command_not_found() -> None:
     transport = StdioTransport("cat-code-no-such-command-xyz", ["--flag"])
     with pytest.raises(ConnectError, match="command not found: cat-code-no-such-command-xyz"):
-        await transport.start(lambda message: None)
+        await transport.start(ignore_message, ignore_close)
     await transport.close()  # nothing to close, and no error
 
 
@@ -208,14 +209,14 @@ async def test_starting_a_transport_twice_is_refused(spawn: Spawn) -> None:
     transport = await spawn()
     await connect(transport)
     with pytest.raises(RuntimeError, match="already started"):
-        await transport.start(lambda message: None)
+        await transport.start(ignore_message, ignore_close)
 
 
 async def test_a_working_directory_that_does_not_exist_fails_to_connect(tmp_path: Path) -> None:
     program, args = server_command()
     transport = StdioTransport(program, args, cwd=str(tmp_path / "missing"))
     with pytest.raises(ConnectError, match="working directory does not exist"):
-        await transport.start(lambda message: None)
+        await transport.start(ignore_message, ignore_close)
 
 
 async def test_a_server_that_closes_its_stderr_keeps_serving(
@@ -234,7 +235,7 @@ async def test_a_server_that_closes_its_stderr_keeps_serving(
     async with asyncio.timeout(20):
         for i in range(3):
             assert text_of(await client.call_tool("echo", {"text": str(i)})) == str(i)
-    assert transport.exit_reason() is None
+    assert transport.closed_reason is None
 
 
 # -- what the child sees -----------------------------------------------------------------
@@ -333,7 +334,7 @@ async def test_a_start_cancelled_as_the_child_appears_still_closes_cleanly(
     spawn: Spawn, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     transport = await spawn()
-    starting = asyncio.create_task(transport.start(lambda message: None))
+    starting = asyncio.create_task(transport.start(ignore_message, ignore_close))
     made = stdio._ChildProtocol.connection_made
 
     def cancel_the_start(self: stdio._ChildProtocol, pipe: asyncio.BaseTransport) -> None:

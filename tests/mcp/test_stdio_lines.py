@@ -18,6 +18,7 @@ from typing import Any
 import pytest
 
 from cat_code.mcp.stdio import StdioTransport
+from cat_code.mcp.transport import ignore_close
 
 CHILD = r"""
 import json, os, sys, time
@@ -58,7 +59,7 @@ for line in sys.stdin.buffer:
 async def transport() -> AsyncIterator[tuple[StdioTransport, list[dict[str, Any]]]]:
     received: list[dict[str, Any]] = []
     child = StdioTransport(sys.executable, ["-c", CHILD], name="lines")
-    await child.start(received.append)
+    await child.start(received.append, ignore_close)
     try:
         yield child, received
     finally:

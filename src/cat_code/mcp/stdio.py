@@ -3,32 +3,59 @@
 Design: the child runs in its own session (so its process group holds every descendant
 an ``npx``/``uvx``/shell wrapper starts) with an allow-listed environment. One reader —
 the asyncio subprocess protocol's data callbacks, so no task switch per message — splits
-stdout on ``\\n`` into a growable buffer with no line-length limit (a chunk's complete
-lines decoded once, parsed in place) and resolves the waiter for each response id. The
-first message written in a loop iteration goes out at once, the rest of that iteration in
-batched writes. Invariants: a waiter is registered before its request is written
-and removed on every path; a line that is not JSON is logged and skipped; stderr is
-always drained into a bounded tail; when the child exits every waiter fails at once with
-the exit code and stderr tail. Close: stdin EOF, grace, SIGTERM to the group, grace,
-SIGKILL — nothing in the group outlives `close`.
+stdout on ``\\n`` (a chunk's complete lines decoded once, parsed in place) and resolves
+the waiter for each response id. The first message written in a loop iteration goes out
+at once, the rest of that iteration in batched writes. Invariants: a waiter is registered
+before its request is written and removed on every path; a line that is not JSON is
+logged and skipped; stderr is always drained into a bounded tail. When the child exits,
+or a stdout line grows past ``max_message_bytes`` without a newline (`MessageTooLarge`,
+and the child is closed), every waiter fails at once and ``on_close`` hears why, once.
+
+Close: stdin EOF, grace, SIGTERM to the group, grace, SIGKILL (``hurry`` skips the
+graces) — nothing in the group outlives `close`. A group is watched with the cheap
+``killpg(pgid, 0)`` on the loop, backing off; only one it still finds is scanned in /proc,
+on a thread, to tell zombies (a container init may not reap) from the living. Every group
+started here stays in a module registry until seen gone: a cancelled close SIGKILLs it at
+once, and an ``atexit`` hook SIGKILLs any group a skipped close left behind.
 """
 
 from __future__ import annotations
 
 import asyncio
+import atexit
 import contextlib
 import json
 import logging
 import os
 import signal
-import time
 from collections import deque
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Coroutine, Mapping, Sequence
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-from cat_code.mcp.errors import ConnectError, ProcessExited, TransportClosed
-from cat_code.mcp.transport import JsonObject, MessageHandler, dispatch, ignore_message
+from cat_code.mcp.errors import (
+    ConnectError,
+    MessageTooLarge,
+    ProcessExited,
+    TransportClosed,
+    TransportError,
+)
+from cat_code.mcp.transport import (
+    MAX_MESSAGE_BYTES,
+    NO_CONTEXT,
+    CloseHandler,
+    JsonObject,
+    MessageHandler,
+    RequestContext,
+    TransportKind,
+    dispatch,
+    ignore_close,
+    ignore_message,
+    size_text,
+)
+
+if TYPE_CHECKING:
+    from cat_code.mcp.transport import Transport
 
 logger = logging.getLogger(__name__)
 
@@ -53,8 +80,13 @@ WRITE_HIGH_WATER = 4 * 1024 * 1024
 #: Lines written in one loop iteration go out together, in writes of about this size:
 #: few system calls, yet the server starts on the first ones while we prepare the rest.
 WRITE_BATCH_BYTES = 16 * 1024
-#: How often to look again whether the process group is gone while closing.
-_GROUP_POLL_S = 0.02
+#: Waiting for a group to die: the first look again after this, then twice as long each
+#: time up to the cap (a group that dies at once is seen at once, a slow one costs little).
+_GROUP_POLL_FIRST_S = 0.01
+_GROUP_POLL_MAX_S = 0.2
+#: A group killpg still finds after this much waiting is scanned in /proc (on a thread):
+#: by then its members have had time to be reaped, so what remains may be zombies only.
+_GROUP_SCAN_AFTER_S = 0.05
 #: Compact separators: no embedded newline can appear, and fewer bytes to move. Built
 #: once (``json.dumps`` with options builds an encoder per call); no cycle check, as
 #: messages are built from JSON-decoded data, which cannot hold a cycle.
@@ -76,8 +108,27 @@ def child_environment(extra: Mapping[str, str]) -> dict[str, str]:
     return env
 
 
+#: Process groups started here and not yet known to be gone (pgid = the child's pid).
+_live_groups: set[int] = set()
+
+
+def kill_registered_groups() -> None:
+    """SIGKILL every process group a `StdioTransport` started and no close saw gone.
+
+    Runs at interpreter exit, for any path where cancellation skipped a close.
+    """
+    for pgid in list(_live_groups):
+        _signal_group(pgid, signal.SIGKILL)
+
+
+atexit.register(kill_registered_groups)
+
+
 class StdioTransport:
     """A `Transport` over a child process's stdin and stdout."""
+
+    kind: TransportKind = "stdio"
+    can_listen: bool = False
 
     def __init__(
         self,
@@ -87,16 +138,19 @@ class StdioTransport:
         env: Mapping[str, str] | None = None,
         cwd: str | None = None,
         name: str = "",
+        max_message_bytes: int = MAX_MESSAGE_BYTES,
     ) -> None:
         self.command = command
         self.args = tuple(args)
         self.env = dict(env or {})
         self.cwd = cwd
         self.name = name or command
-        self.protocol_version: str | None = None
+        self.max_message_bytes = max_message_bytes
         self.pid: int | None = None
         self._on_message: MessageHandler = ignore_message
+        self._on_close: CloseHandler = ignore_close
         self._process: asyncio.SubprocessTransport | None = None
+        self._protocol: _ChildProtocol | None = None
         self._stdin: asyncio.WriteTransport | None = None
         self._pending: dict[Any, asyncio.Future[JsonObject]] = {}
         self._buffer = bytearray()
@@ -104,7 +158,9 @@ class StdioTransport:
         #: Dropping the rest of an over-long stderr line, up to its newline.
         self._stderr_cut = False
         self._stderr_tail: deque[str] = deque(maxlen=STDERR_TAIL_LINES)
-        self._closed_error: TransportClosed | None = None
+        self._closed_error: TransportError | None = None
+        #: Why the connection ended by itself (None while it lives, or after our close).
+        self._closed_reason: str | None = None
         self._stdout_eof = False
         self._stderr_eof = False
         self._returncode: int | None = None
@@ -116,20 +172,27 @@ class StdioTransport:
         self._outbox_bytes = 0
         self._loop: asyncio.AbstractEventLoop  # set by start()
         self._close_task: asyncio.Task[None] | None = None
+        #: Skip the close's grace periods (`hurry`).
+        self._hurried = False
+        #: The grace period the close is waiting out, which `hurry` ends at once.
+        self._grace: asyncio.Timeout | None = None
 
     # -- Transport ---------------------------------------------------------------
 
-    async def start(self, on_message: MessageHandler) -> None:
+    async def start(
+        self, on_message: MessageHandler, on_close: CloseHandler = ignore_close
+    ) -> None:
         if self._process is not None or self._closed_error is not None:
             # A second child would have no owner: nothing would ever close it.
             raise RuntimeError(f"{self.name}: transport already started (or closed)")
         self._on_message = on_message
+        self._on_close = on_close
         if self.cwd is not None and not Path(self.cwd).is_dir():
             raise ConnectError(f"working directory does not exist: {self.cwd}")
         loop = self._loop = asyncio.get_running_loop()
         try:
             process, _ = await loop.subprocess_exec(
-                lambda: _ChildProtocol(self),
+                self._make_protocol,
                 self.command,
                 *self.args,
                 stdin=asyncio.subprocess.PIPE,
@@ -153,7 +216,9 @@ class StdioTransport:
         self._stdin = stdin
         logger.debug("%s: started pid %s: %s", self.name, self.pid, self.describe())
 
-    async def request(self, message: JsonObject) -> JsonObject:
+    async def request(
+        self, message: JsonObject, context: RequestContext = NO_CONTEXT
+    ) -> JsonObject:
         if self._closed_error is not None:
             raise self._closed()
         request_id = message["id"]
@@ -167,18 +232,44 @@ class StdioTransport:
         finally:
             self._pending.pop(request_id, None)
 
-    async def send(self, message: JsonObject) -> None:
+    async def send(self, message: JsonObject, context: RequestContext = NO_CONTEXT) -> None:
         if self._closed_error is not None:
             raise self._closed()
         self._write(message)
         if self._can_write is not None:
             await self._can_write.wait()
 
+    async def listen(self, context: RequestContext) -> None:
+        """A child has no separate stream of its own messages: they come on stdout."""
+
+    async def release(self, context: RequestContext) -> None:
+        """A child keeps no state a request could release."""
+
     async def close(self) -> None:
-        if self._close_task is None:
-            self._close_task = asyncio.ensure_future(self._shutdown())
-        # Shielded: a cancelled caller must not leave the process group half-terminated.
+        self._begin_close()
+        assert self._close_task is not None
+        # Shielded: a cancelled caller must not leave the process group half-terminated;
+        # the shutdown goes on, and if it is cancelled itself it SIGKILLs the group.
         await asyncio.shield(self._close_task)
+
+    def hurry(self) -> None:
+        self._hurried = True
+        if self._close_task is not None and not self._close_task.done():
+            self.kill_now()
+            grace = self._grace
+            if grace is not None and not grace.expired():
+                grace.reschedule(0)  # a time already past: the grace ends now
+
+    def kill_now(self) -> None:
+        """SIGKILL the process group at once, without waiting (for last-resort paths)."""
+        self._hurried = True
+        if self.pid is not None and self.pid in _live_groups:
+            logger.debug("%s: sending SIGKILL to process group %s", self.name, self.pid)
+            _signal_group(self.pid, signal.SIGKILL)
+
+    @property
+    def closed_reason(self) -> str | None:
+        return self._closed_reason
 
     def describe(self) -> str:
         return "stdio: " + " ".join([self.command, *self.args])
@@ -190,9 +281,9 @@ class StdioTransport:
     def returncode(self) -> int | None:
         return self._returncode
 
-    def exit_reason(self) -> str | None:
-        """Why the child is gone (exit code and stderr tail), or None while it runs."""
-        return None if self._returncode is None else str(self._exit_error())
+    def _make_protocol(self) -> _ChildProtocol:
+        self._protocol = _ChildProtocol(self)
+        return self._protocol
 
     # -- writing -----------------------------------------------------------------
 
@@ -243,6 +334,8 @@ class StdioTransport:
         else:
             buffer += data
             if b"\n" not in data:
+                if len(buffer) > self.max_message_bytes:
+                    self._too_large()
                 return
             end = buffer.rfind(b"\n") + 1
             # Decoded straight from the buffer: a 10 MB line is copied once, into its text.
@@ -250,6 +343,9 @@ class StdioTransport:
                 text = _utf8(complete)
             raw = buffer[:end] if text is None else b""
             del buffer[:end]
+            if len(buffer) > self.max_message_bytes:  # a cap below one read's size
+                self._too_large()
+                return
         if text is not None:
             self._on_text(text)
         else:
@@ -257,6 +353,20 @@ class StdioTransport:
             for line in raw.split(b"\n"):
                 if line:
                     self._on_line(line)
+
+    def _too_large(self) -> None:
+        """A line past the cap: fail the connection, drop the rest of stdout, close."""
+        buffered = len(self._buffer)
+        self._buffer = bytearray()
+        assert self._protocol is not None
+        self._protocol.on_stdout = _drop
+        self._end(
+            MessageTooLarge(
+                f"server sent a single message larger than {size_text(self.max_message_bytes)}"
+                f" ({size_text(buffered)} without a newline so far); connection closed"
+            )
+        )
+        self._begin_close()
 
     def _on_text(self, text: str) -> None:
         """Every line of ``text`` (which ends with a newline), parsed in place."""
@@ -349,12 +459,12 @@ class StdioTransport:
         if self._closed_error is not None:
             return
         if self._stdout_eof and self._stderr_eof and self._exited.is_set():
-            self._fail_all(self._exit_error())
+            self._end(self._exit_error())
         elif self._fail_handle is None and (self._stdout_eof or self._exited.is_set()):
             # stderr EOF alone is no end: a server may close or redirect its stderr.
             loop = asyncio.get_running_loop()
             self._fail_handle = loop.call_later(
-                EXIT_FLUSH_GRACE_S, lambda: self._fail_all(self._exit_error())
+                EXIT_FLUSH_GRACE_S, lambda: self._end(self._exit_error())
             )
 
     def _exit_error(self) -> ProcessExited:
@@ -370,7 +480,18 @@ class StdioTransport:
             message += "; last stderr: " + " | ".join(tail)
         return ProcessExited(message, self._returncode)
 
-    def _fail_all(self, error: TransportClosed) -> None:
+    def _end(self, error: TransportError) -> None:
+        """The connection ended by itself: fail every waiter, and say why, once."""
+        if self._closed_error is not None:
+            return  # already ended, or closed by us: no second word
+        self._closed_reason = str(error)
+        self._fail_all(error)
+        try:
+            self._on_close(self._closed_reason)
+        except Exception:
+            logger.exception("%s: close handler failed", self.name)
+
+    def _fail_all(self, error: TransportError) -> None:
         if self._fail_handle is not None:
             self._fail_handle.cancel()
             self._fail_handle = None
@@ -381,17 +502,32 @@ class StdioTransport:
                 future.set_exception(self._closed())
         self._resume_writing()
 
-    def _closed(self) -> TransportClosed:
+    def _closed(self) -> TransportError:
         """A fresh copy of the closing error (one exception object per raise site)."""
         error = self._closed_error
         assert error is not None
         if isinstance(error, ProcessExited):
             return ProcessExited(str(error), error.returncode)
+        if isinstance(error, MessageTooLarge):
+            return MessageTooLarge(str(error))
         return TransportClosed(str(error))
 
     # -- shutdown ------------------------------------------------------------------
 
+    def _begin_close(self) -> None:
+        if self._close_task is None:
+            self._close_task = asyncio.ensure_future(self._shutdown())
+
     async def _shutdown(self) -> None:
+        try:
+            await self._end_child()
+        except BaseException:
+            # Cancelled mid-way (asyncio.run cancels every task as it ends): whatever wait
+            # was skipped, the group must not outlive us. A signal needs no await.
+            self.kill_now()
+            raise
+
+    async def _end_child(self) -> None:
         self._fail_all(TransportClosed("connection closed"))
         process = self._process
         if process is None:
@@ -401,24 +537,39 @@ class StdioTransport:
         if self._stdin is not None:
             self._flush()
             self._stdin.close()
-        with contextlib.suppress(TimeoutError):
-            async with asyncio.timeout(STDIN_CLOSE_GRACE_S):
-                await self._exited.wait()
-        if _group_alive(pgid):
+        if not self._hurried:
+            await self._wait_grace(self._exited.wait(), STDIN_CLOSE_GRACE_S)
+        gone = await _group_gone(pgid)
+        if not gone and not self._hurried:
             logger.debug("%s: sending SIGTERM to process group %s", self.name, pgid)
             _signal_group(pgid, signal.SIGTERM)
-            if not await _wait_group_gone(pgid, TERMINATE_GRACE_S):
-                logger.debug("%s: sending SIGKILL to process group %s", self.name, pgid)
-                _signal_group(pgid, signal.SIGKILL)
-                await _wait_group_gone(pgid, KILL_WAIT_S)
+            gone = await self._wait_grace(_wait_group_gone(pgid), TERMINATE_GRACE_S)
+        if not gone:
+            logger.debug("%s: sending SIGKILL to process group %s", self.name, pgid)
+            _signal_group(pgid, signal.SIGKILL)
+            gone = await _within(_wait_group_gone(pgid), KILL_WAIT_S)
+        if gone:
+            _live_groups.discard(pgid)
+        else:  # stays registered: the exit hook tries SIGKILL once more
+            logger.warning("%s: process group %s outlived SIGKILL", self.name, pgid)
         # A killed child is a zombie until the event loop's watcher reaps it: wait for that,
         # so `returncode` is known and process.close() does not reap it behind the watcher.
-        with contextlib.suppress(TimeoutError):
-            async with asyncio.timeout(KILL_WAIT_S):
-                await self._exited.wait()
+        await _within(self._exited.wait(), KILL_WAIT_S)
         process.close()
         if self._fail_handle is not None:
             self._fail_handle.cancel()
+
+    async def _wait_grace(self, waiting: Coroutine[Any, Any, Any], seconds: float) -> bool:
+        """Whether ``waiting`` finished within a grace period, which `hurry` cuts short."""
+        try:
+            async with asyncio.timeout(seconds) as grace:
+                self._grace = grace
+                await waiting
+        except TimeoutError:
+            return False
+        finally:
+            self._grace = None
+        return True
 
 
 class _ChildProtocol(asyncio.SubprocessProtocol):
@@ -426,6 +577,8 @@ class _ChildProtocol(asyncio.SubprocessProtocol):
 
     def __init__(self, owner: StdioTransport) -> None:
         self._owner = owner
+        #: Where stdout goes; `_drop` once the connection failed on an over-long line.
+        self.on_stdout: Callable[[bytes], None] = owner._on_stdout
 
     def connection_made(self, transport: asyncio.BaseTransport) -> None:
         # Called before subprocess_exec returns: a child that exits at once must already
@@ -433,12 +586,13 @@ class _ChildProtocol(asyncio.SubprocessProtocol):
         # its group) that close() must be able to end.
         assert isinstance(transport, asyncio.SubprocessTransport)
         self._owner._process = transport
-        self._owner.pid = transport.get_pid()
+        self._owner.pid = pid = transport.get_pid()
+        _live_groups.add(pid)
 
     def pipe_data_received(self, fd: int, data: bytes | str) -> None:
         assert isinstance(data, bytes)
         if fd == 1:
-            self._owner._on_stdout(data)
+            self.on_stdout(data)
         else:
             self._owner._on_stderr(data)
 
@@ -470,19 +624,29 @@ def _utf8(raw: bytes | memoryview) -> str | None:
         return None
 
 
+def _drop(data: bytes) -> None:
+    """Stdout after the connection failed: still read, so the child never blocks on it."""
+
+
 def _signal_group(pgid: int, sig: signal.Signals) -> None:
     with contextlib.suppress(ProcessLookupError, PermissionError):
         os.killpg(pgid, sig)
 
 
-def _group_alive(pgid: int) -> bool:
-    """Whether any live (non-zombie) process is still in the group."""
+def _group_listed(pgid: int) -> bool:
+    """Whether the kernel still knows the group: cheap, but zombies count as members."""
     try:
         os.killpg(pgid, 0)
     except ProcessLookupError:
         return False
     except PermissionError:
         return True
+    return True
+
+
+def _group_has_live_member(pgid: int) -> bool:
+    """Whether any live (non-zombie) process is in the group. Reads all of /proc: call
+    it on a thread, and only for a group `_group_listed` still finds."""
     # killpg also finds zombies nobody has reaped yet (e.g. under a container init that
     # does not reap); /proc tells the live ones apart where it exists.
     try:
@@ -504,10 +668,38 @@ def _group_alive(pgid: int) -> bool:
     return False
 
 
-async def _wait_group_gone(pgid: int, timeout: float) -> bool:
-    deadline = time.monotonic() + timeout
-    while _group_alive(pgid):
-        if time.monotonic() >= deadline:
-            return False
-        await asyncio.sleep(_GROUP_POLL_S)
+async def _group_gone(pgid: int) -> bool:
+    """Whether no live process is left in the group (a look, no waiting)."""
+    if not _group_listed(pgid):
+        return True
+    return not await asyncio.to_thread(_group_has_live_member, pgid)
+
+
+async def _wait_group_gone(pgid: int) -> None:
+    """Return once no live process is left in the group; the caller bounds the wait."""
+    delay = _GROUP_POLL_FIRST_S
+    waited = 0.0
+    while _group_listed(pgid):
+        if waited >= _GROUP_SCAN_AFTER_S and not await asyncio.to_thread(
+            _group_has_live_member, pgid
+        ):
+            return  # zombies only, which nobody may ever reap
+        await asyncio.sleep(delay)
+        waited += delay
+        delay = min(delay * 2, _GROUP_POLL_MAX_S)
+
+
+async def _within(waiting: Coroutine[Any, Any, Any], seconds: float) -> bool:
+    """Whether ``waiting`` finished within ``seconds``."""
+    try:
+        async with asyncio.timeout(seconds):
+            await waiting
+    except TimeoutError:
+        return False
     return True
+
+
+if TYPE_CHECKING:
+
+    def _is_a_transport(transport: StdioTransport) -> Transport:
+        return transport
