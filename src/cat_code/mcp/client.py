@@ -33,7 +33,7 @@ from cat_code.mcp.errors import (
     SessionExpired,
     TransportError,
 )
-from cat_code.mcp.session import SUPPORTED_VERSIONS, HandshakeSession
+from cat_code.mcp.session import SUPPORTED_VERSIONS, HandshakeSession, Session
 from cat_code.mcp.transport import JsonObject, RequestContext, Transport
 from cat_code.mcp.wire import CallToolResult, ToolDefinition
 
@@ -86,7 +86,7 @@ class McpClient:
         self.elicitation_handler = elicitation_handler
         self.on_tools_changed = on_tools_changed
         self.on_lost = on_lost
-        self.session = HandshakeSession(fallback=fallback)
+        self.session: Session = HandshakeSession(fallback=fallback)
         #: Why the connection ended by itself (a stdio child exited, ...), once it has.
         self.closed_reason: str | None = None
         self._ids = itertools.count(1)

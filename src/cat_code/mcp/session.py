@@ -63,6 +63,29 @@ class Link(Protocol):
         """Close the current transport and start ``transport`` in its place."""
 
 
+class Session(Protocol):
+    """What the client needs from an era's session."""
+
+    version: str | None
+    server_info: JsonObject
+    server_capabilities: JsonObject
+    instructions: str | None
+    #: What every request after opening carries (HTTP headers of the era).
+    context: RequestContext
+
+    async def open(self, link: Link, capabilities: JsonObject) -> None:
+        """Make the connection usable (a handshake, or none at all)."""
+
+    def expired(self, exc: HttpStatusError, sent: RequestContext) -> bool:
+        """Whether ``exc``, answering a request sent with ``sent``, means: renew, then retry."""
+
+    async def renew(self, link: Link, capabilities: JsonObject) -> None:
+        """Replace an expired session."""
+
+    async def close(self, link: Link) -> None:
+        """Tell the server we are done (bounded, never raises for the server's sake)."""
+
+
 class HandshakeSession:
     """The handshake era's state for one connection (see the module docstring)."""
 
@@ -235,4 +258,5 @@ __all__ = [
     "SUPPORTED_VERSIONS",
     "HandshakeSession",
     "Link",
+    "Session",
 ]
