@@ -18,6 +18,7 @@ from collections.abc import Iterable
 from typing import Any, Protocol
 
 from cat_code.mcp.errors import McpClientError
+from cat_code.mcp.transport import size_text
 from cat_code.mcp.wire import CallToolResult, ContentBlock, ToolDefinition
 from cat_code.tools.base import ProgressCallback, Tool, ToolResult
 
@@ -177,11 +178,11 @@ def flatten_block(block: ContentBlock) -> str | None:
         if isinstance(body, str):
             return body
         mime = resource.get("mimeType") or "unknown type"
-        size = _size(_decoded_length(resource.get("blob")))
+        size = size_text(_decoded_length(resource.get("blob")))
         return f"[resource {resource.get('uri', '')}: {mime}, {size}]"
     # What is left is "image" or "audio", both base64 data with a MIME type.
     mime = block.get("mimeType") or "unknown type"
-    return f"[{block['type']}: {mime}, {_size(_decoded_length(block.get('data')))}]"
+    return f"[{block['type']}: {mime}, {size_text(_decoded_length(block.get('data')))}]"
 
 
 def _decoded_length(data: Any) -> int:
@@ -190,11 +191,3 @@ def _decoded_length(data: Any) -> int:
     # Computed from the base64 length: no need to decode a possibly large payload.
     stripped = data.rstrip()
     return max(0, len(stripped) * 3 // 4 - (len(stripped) - len(stripped.rstrip("="))))
-
-
-def _size(n: int) -> str:
-    if n < 1024:
-        return f"{n} bytes"
-    if n < 1024 * 1024:
-        return f"{n / 1024:.1f} KiB"
-    return f"{n / (1024 * 1024):.1f} MiB"

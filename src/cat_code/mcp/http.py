@@ -19,9 +19,9 @@ from __future__ import annotations
 import asyncio
 import json
 import logging
-from collections.abc import AsyncGenerator, Mapping
+from collections.abc import AsyncGenerator
 from dataclasses import dataclass, field
-from typing import Any, Literal
+from typing import Any, Literal, Unpack
 
 import httpx2
 
@@ -29,6 +29,7 @@ from cat_code.mcp.errors import HttpStatusError, ProtocolError, TransportClosed,
 from cat_code.mcp.http_pipeline import (
     CLOSE_TIMEOUTS,
     SEND_TIMEOUTS,
+    HttpOptions,
     HttpPipeline,
     dumps,
     excerpt_text,
@@ -37,7 +38,6 @@ from cat_code.mcp.http_pipeline import (
     public_url,
 )
 from cat_code.mcp.transport import (
-    MAX_MESSAGE_BYTES,
     NO_CONTEXT,
     CloseHandler,
     JsonObject,
@@ -83,25 +83,9 @@ class StreamableHttpTransport:
     #: Nothing lasts between requests, so nothing can end by itself.
     closed_reason: str | None = None
 
-    def __init__(
-        self,
-        url: str,
-        *,
-        headers: Mapping[str, str] | None = None,
-        name: str = "",
-        http_client: httpx2.AsyncClient | None = None,
-        auth: httpx2.Auth | None = None,
-        max_message_bytes: int = MAX_MESSAGE_BYTES,
-    ) -> None:
+    def __init__(self, url: str, **options: Unpack[HttpOptions]) -> None:
         self.url = url
-        self._http = HttpPipeline(
-            url,
-            headers=headers,
-            name=name,
-            http_client=http_client,
-            auth=auth,
-            max_message_bytes=max_message_bytes,
-        )
+        self._http = HttpPipeline(url, **options)
         self.name = self._http.name
         self._on_message: MessageHandler = ignore_message
         self._close_task: asyncio.Task[None] | None = None

@@ -19,7 +19,7 @@ import logging
 import socket
 import ssl
 from collections.abc import AsyncGenerator, Mapping
-from typing import Any, cast
+from typing import Any, TypedDict, cast
 
 import httpx2
 
@@ -117,6 +117,21 @@ def timeouts(*, read: float | None, connect: float = CONNECT_TIMEOUT_S) -> dict[
 STREAM_TIMEOUTS = timeouts(read=None)
 SEND_TIMEOUTS = timeouts(read=SEND_READ_TIMEOUT_S)
 CLOSE_TIMEOUTS = timeouts(read=CLOSE_TIMEOUT_S, connect=CLOSE_TIMEOUT_S)
+
+
+class HttpOptions(TypedDict, total=False):
+    """What both HTTP transports take besides the URL, and hand to their `HttpPipeline`."""
+
+    #: The entry's headers, on every request (their values are never shown).
+    headers: Mapping[str, str] | None
+    #: The server's name, for log lines.
+    name: str
+    #: A client to use instead of building one (the caller closes it).
+    http_client: httpx2.AsyncClient | None
+    #: The auth slot: an ``httpx2.Auth`` flow run on every request (OAuth plugs in here).
+    auth: httpx2.Auth | None
+    #: The largest single message (JSON body, SSE event) taken.
+    max_message_bytes: int
 
 
 class HttpPipeline:

@@ -15,8 +15,7 @@ from __future__ import annotations
 import asyncio
 import json
 import logging
-from collections.abc import Mapping
-from typing import Any, Literal
+from typing import Any, Literal, Unpack
 
 import httpx2
 
@@ -29,6 +28,7 @@ from cat_code.mcp.errors import (
 )
 from cat_code.mcp.http_pipeline import (
     SEND_TIMEOUTS,
+    HttpOptions,
     HttpPipeline,
     dumps,
     merged,
@@ -38,7 +38,6 @@ from cat_code.mcp.http_pipeline import (
     same_origin,
 )
 from cat_code.mcp.transport import (
-    MAX_MESSAGE_BYTES,
     NO_CONTEXT,
     CloseHandler,
     JsonObject,
@@ -59,25 +58,9 @@ class LegacySseTransport:
     #: The one event stream is the connection itself; there is nothing more to open.
     can_listen = False
 
-    def __init__(
-        self,
-        url: str,
-        *,
-        headers: Mapping[str, str] | None = None,
-        name: str = "",
-        http_client: httpx2.AsyncClient | None = None,
-        auth: httpx2.Auth | None = None,
-        max_message_bytes: int = MAX_MESSAGE_BYTES,
-    ) -> None:
+    def __init__(self, url: str, **options: Unpack[HttpOptions]) -> None:
         self.url = url
-        self._http = HttpPipeline(
-            url,
-            headers=headers,
-            name=name,
-            http_client=http_client,
-            auth=auth,
-            max_message_bytes=max_message_bytes,
-        )
+        self._http = HttpPipeline(url, **options)
         self.name = self._http.name
         self.endpoint: httpx2.URL | None = None
         self._on_message: MessageHandler = ignore_message
