@@ -523,6 +523,47 @@ async def test_after_a_failed_renewal_the_next_call_renews_again() -> None:
     assert await client.call_tool("echo", {"text": "y"}) == echo({"arguments": {"text": "y"}})
 
 
+async def test_a_call_joining_a_renewal_is_bounded_by_its_own_timeout_not_the_starters() -> None:
+    fake = FakeTransport({"tools/call": echo}, sessions=True)
+    client = await connected(fake)
+    fake.expire()
+    release = slow_initialize(fake)
+    starter = asyncio.create_task(client.call_tool("echo", {"text": "a"}, timeout=0.05))
+    await fake._wait(fake.requests, lambda m: fake.methods().count("initialize") == 2, 5)
+    joiner = asyncio.create_task(client.call_tool("echo", {"text": "b"}, timeout=30))
+
+    with pytest.raises(RequestTimeout, match=r"after 0\.05 s waiting for a new session"):
+        await starter
+    release.set()  # only now, after the starter gave up
+    async with asyncio.timeout(5):
+        assert await joiner == echo({"arguments": {"text": "b"}})
+
+
+async def test_closing_during_a_renewal_fails_the_waiting_calls_as_closed_not_cancelled() -> None:
+    fake = FakeTransport({"tools/call": echo}, sessions=True)
+    client = await connected(fake)
+    fake.expire()
+    slow_initialize(fake)
+    call = asyncio.create_task(client.call_tool("echo", {"text": "a"}))
+    await fake._wait(fake.requests, lambda m: fake.methods().count("initialize") == 2, 5)
+
+    await client.close()
+
+    with pytest.raises(TransportClosed):
+        await call
+    assert not call.cancelled()
+
+
+async def test_a_handshake_that_fails_after_the_session_was_given_still_ends_it() -> None:
+    fake = FakeTransport(sessions=True, version="1999-01-01")
+    client = McpClient(fake)
+    with pytest.raises(ProtocolError):
+        await client.connect(timeout=5)
+    await client.close()
+    assert fake.released is not None
+    assert fake.released.headers["mcp-session-id"] == "session-1"
+
+
 # -- progress ----------------------------------------------------------------------------
 
 

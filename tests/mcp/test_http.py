@@ -376,6 +376,65 @@ async def test_a_server_stream_that_keeps_failing_is_one_warning(
     assert "will not arrive" in warnings[0].getMessage()
 
 
+class ForgetfulStreamPeer(McpPeer):
+    """Holds the GET stream open; `forget` drops every session and ends the stream, so the
+    reconnecting GET meets a 404 (a session that expired while the client was idle)."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.forget = asyncio.Event()
+
+    async def on_get(self, seen: Seen, reply: Reply) -> None:
+        if seen.headers.get("mcp-session-id") not in self.live_sessions:
+            await reply.send(404, b"unknown session", content_type="text/plain")
+            return
+        await reply.open_sse()
+        await reply.event(None, id=f"{seen.headers['mcp-session-id']}-0", retry=10)
+        await self.forget.wait()
+        self.forget.clear()
+        self.live_sessions.clear()
+        await reply.end()
+
+
+async def test_a_session_that_expires_while_idle_is_renewed_by_its_stream(
+    connect: Connect, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setattr(http, "LISTEN_MIN_RECONNECT_S", 0.01)
+    async with ForgetfulStreamPeer() as peer:
+        client = await connect(peer.url)
+        assert client.session.session_id == "session-1"
+        peer.forget.set()
+        async with asyncio.timeout(5):
+            while client.session.session_id != "session-2" or len(peer.requests("GET")) < 3:
+                await asyncio.sleep(0.01)
+        assert text_of(await client.call_tool("echo", {"text": "x"})) == "echo: x"
+    gets = [s.headers.get("mcp-session-id") for s in peer.requests("GET")]
+    assert gets[:3] == ["session-1", "session-1", "session-2"]  # the 404, then a new stream
+
+
+class FailingStreamPeer(McpPeer):
+    async def on_get(self, seen: Seen, reply: Reply) -> None:
+        await reply.send(500, b"no", content_type="text/plain")
+
+
+async def test_a_failing_server_stream_does_not_hold_up_the_connect(connect: Connect) -> None:
+    async with FailingStreamPeer() as peer:
+        client = await connect(peer.url)
+        # Connected after the first GET's answer, not after every reconnect attempt.
+        assert len(peer.requests("GET")) == 1
+        listener = client.session._listener
+        assert listener is not None and not listener.done()
+
+
+def test_errors_never_show_a_urls_password_or_query() -> None:
+    with pytest.raises(ConnectError) as caught:
+        StreamableHttpTransport(f"https://bob:{SECRET}@example.com:abc/mcp?key={SECRET}")
+    assert SECRET not in str(caught.value)
+    assert "***@example.com" in str(caught.value)
+    transport = StreamableHttpTransport(f"https://bob:{SECRET}@example.com/mcp?key={SECRET}")
+    assert transport.describe() == "http: https://example.com/mcp?..."
+
+
 class StatusPeer(McpPeer):
     def __init__(self, status: int, body: bytes, content_type: str, **kwargs: Any) -> None:
         super().__init__(**kwargs)

@@ -21,6 +21,7 @@ import json
 import logging
 import math
 from collections.abc import Awaitable, Callable
+from dataclasses import replace
 from typing import Any, TypeGuard, cast
 
 from cat_code.mcp.deadlines import MAX_TIMEOUT_WITH_PROGRESS, Deadlines
@@ -31,6 +32,7 @@ from cat_code.mcp.errors import (
     ProtocolError,
     RequestTimeout,
     SessionExpired,
+    TransportClosed,
     TransportError,
 )
 from cat_code.mcp.session import SUPPORTED_VERSIONS, HandshakeSession, Session
@@ -230,33 +232,56 @@ class McpClient:
             ) from again
 
     async def _renew(self, expired: _Expired, method: str, timeout: float | None) -> None:
-        renewal = self._renewal
-        if (renewal is None or renewal.done()) and expired.sent is self.session.context:
-            # One new session for every call that found the old one gone, not one each.
-            logger.info("%s: session expired; starting a new one", self.name)
-            limit = self.request_timeout if timeout is None else timeout
-            renewal = self._renewal = asyncio.create_task(self._renew_session(limit))
-            self._background.add(renewal)  # close() cancels it
-            renewal.add_done_callback(self._renewed)
+        if expired.sent is self.session.context:
+            self.renew_soon()
         await self._await_renewal(method, timeout)
 
+    def renew_soon(self) -> None:
+        """Start renewing the session, unless a renewal is already under way: one new
+        session for every call that found the old one gone, not one each."""
+        renewal = self._renewal
+        if self._closing or (renewal is not None and not renewal.done()):
+            return
+        logger.info("%s: session expired; starting a new one", self.name)
+        renewal = self._renewal = asyncio.create_task(self._renew_session())
+        self._background.add(renewal)  # close() cancels it
+        renewal.add_done_callback(self._renewed)
+
     async def _await_renewal(self, method: str, timeout: float | None) -> None:
+        """Wait for the renewal under way, within this caller's own timeout."""
         renewal = self._renewal
         if renewal is None:
             return
         limit = self.request_timeout if timeout is None else timeout
+        waiting = asyncio.timeout(None if limit == math.inf else limit)
         try:
             # Shielded: a caller that gives up must not cancel the others' renewal.
-            async with asyncio.timeout(None if limit == math.inf else limit):
+            async with waiting:
                 await asyncio.shield(renewal)
         except TimeoutError:
-            raise RequestTimeout(
-                f"{method} timed out after {limit:g} s waiting for a new session "
-                f"(no answer to initialize from server '{self.name}')"
+            if waiting.expired():
+                raise RequestTimeout(
+                    f"{method} timed out after {limit:g} s waiting for a new session "
+                    f"(no answer to initialize from server '{self.name}')"
+                ) from None
+            raise SessionExpired(
+                f"{method}: could not renew the session (no answer to initialize from "
+                f"server '{self.name}' within {self._renewal_limit():g} s)"
             ) from None
+        except asyncio.CancelledError:
+            task = asyncio.current_task()
+            if renewal.cancelled() and task is not None and task.cancelling() == 0:
+                # close() ended the renewal; nobody cancelled this caller.
+                raise TransportClosed("connection closed") from None
+            raise
 
-    async def _renew_session(self, limit: float) -> None:
-        # Bounded by its starter's limit, so a renewal nobody waits for any more ends too.
+    def _renewal_limit(self) -> float:
+        return self.request_timeout
+
+    async def _renew_session(self) -> None:
+        # Bounded by the server's request timeout, which no single caller owns: a renewal
+        # nobody waits for any more still ends.
+        limit = self._renewal_limit()
         async with asyncio.timeout(None if limit == math.inf else limit):
             await self.session.renew(self, self._capabilities())
 
@@ -289,7 +314,7 @@ class McpClient:
         deadline = self._deadlines.start(request_id, limit)
         self._trace("→", message)
         try:
-            response = await self._transport.request(message, context)
+            response = await self._transport.request(message, self._with_deadline(context, limit))
             self._trace("←", response)
         except asyncio.CancelledError:
             if deadline is not None and deadline.expired_here():
@@ -311,6 +336,16 @@ class McpClient:
             if token is not None:
                 del self._progress[token]
         return _result_of(response)
+
+    @staticmethod
+    def _with_deadline(context: RequestContext, limit: float) -> RequestContext:
+        """The session's context with the latest time the answer can still be wanted (the
+        timeout, as far as progress may stretch it). Only a context with headers (HTTP)
+        gets one: stdio never waits to reconnect, and its hot path allocates nothing."""
+        if not context.headers or limit == math.inf:
+            return context
+        latest = asyncio.get_running_loop().time() + limit * MAX_TIMEOUT_WITH_PROGRESS
+        return replace(context, deadline=latest)
 
     def _timed_out(self, request_id: int, method: str, limit: float) -> RequestTimeout:
         self._cancel_remote(request_id, f"timed out after {limit:g} s")

@@ -107,10 +107,10 @@ class StreamableHttpTransport:
         headers = merged(self._post_headers, context.headers)
         response = await self._http.send("POST", headers, dumps(message), what=what)
         try:
+            if context.on_headers is not None:
+                context.on_headers(response.headers)
             status = response.status_code
             if status == 200 or (200 < status < 300 and status != 202):
-                if context.on_headers is not None:
-                    context.on_headers(response.headers)
                 return await self._answer(response, message, context)
             raise await self._http.status_error(response, what)
         except httpx2.HTTPError as exc:
@@ -135,13 +135,16 @@ class StreamableHttpTransport:
     async def listen(self, context: RequestContext) -> None:
         """Own the server's GET stream: read it, reconnect it (bounded), route what it brings.
 
-        Returns when the server has no stream (405, 404 or 400, or a 200 that is not an
-        event stream) or once the transport is closed; raises a `TransportError` when
-        `MAX_LISTEN_ATTEMPTS` attempts in a row brought nothing.
+        Returns when a GET is answered 405, or the first one shows the server has no stream
+        (404 or 400, or a 200 that is not an event stream), or once the transport is closed. Raises the
+        `HttpStatusError` of a later 400 or 404 (the layer above may know why: an expired
+        session), and a `TransportError` when `MAX_LISTEN_ATTEMPTS` attempts in a row
+        brought nothing.
         """
         state = _StreamState()
         failures = 0
         problem = "the stream ended"
+        first = True
         while True:
             headers = {**self._get_headers, **context.headers}
             if state.last_event_id is not None:
@@ -153,26 +156,30 @@ class StreamableHttpTransport:
                 problem = str(exc)
             else:
                 try:
+                    if context.on_headers is not None:
+                        context.on_headers(response.headers)
                     status = response.status_code
-                    if status in NO_STREAM_STATUSES or (
-                        status == 200 and mime_type(response) != "text/event-stream"
+                    stream = status == 200 and mime_type(response) == "text/event-stream"
+                    if status == 405 or (
+                        first and not stream and (status in NO_STREAM_STATUSES or status == 200)
                     ):
                         # The server offers no stream of its own: nothing is wrong.
                         logger.debug(
                             "%s: no server stream (GET answered HTTP %s)", self.name, status
                         )
                         return
-                    if status == 200:
-                        if context.on_headers is not None:
-                            context.on_headers(response.headers)
+                    if stream:
                         await self._consume(response, None, state, "the server stream")
                         problem = "the stream ended"
+                    elif status in (400, 404):
+                        raise await self._http.status_error(response, "the server stream GET")
                     else:
                         problem = str(await self._http.status_error(response, "the GET"))
                 except httpx2.HTTPError as exc:
                     problem = str(self._http.translate(exc))
                 finally:
                     await response.aclose()
+            first = False
             if self._http.closed:
                 return
             # A stream that brought events and ended is a server "polling" us: reconnect
@@ -236,7 +243,9 @@ class StreamableHttpTransport:
             return answer
         if mime == "text/event-stream":
             state = _StreamState()
-            answer = await self._consume(response, message["id"], state, f"answering {method}")
+            answer = await self._consume(
+                response, message["id"], state, f"answering {method}", drain=not context.long_lived
+            )
             if answer is not None:
                 return answer
             await response.aclose()
@@ -250,15 +259,25 @@ class StreamableHttpTransport:
         )
 
     async def _consume(
-        self, response: httpx2.Response, request_id: Any, state: _StreamState, what: str
+        self,
+        response: httpx2.Response,
+        request_id: Any,
+        state: _StreamState,
+        what: str,
+        *,
+        drain: bool = True,
     ) -> JsonObject | None:
-        """Read SSE events until the response to ``request_id`` (returned) or the stream ends."""
+        """Read SSE events until the response to ``request_id`` (returned) or the stream ends.
+
+        ``drain``: read on briefly after the answer (not for a long-lived stream, which
+        the server keeps open on purpose).
+        """
         events = self._http.events(response, what)
         try:
             async for event in events:
                 answer = self._on_event(event, request_id, state)
                 if answer is not None:
-                    if self._drain_streams:
+                    if drain and self._drain_streams:
                         await self._drain(events, state)
                     return answer
         except (httpx2.ReadError, httpx2.RemoteProtocolError) as exc:

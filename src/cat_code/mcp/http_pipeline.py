@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import json
 import logging
+import re
 import socket
 import ssl
 from collections.abc import AsyncGenerator, Mapping
@@ -58,16 +59,27 @@ SSE_ENCODING = "utf-8-sig"
 
 
 def parse_url(url: str) -> httpx2.URL:
-    """The entry's URL, or a `ConnectError` naming it when httpx2 cannot use it."""
+    """The entry's URL, or a `ConnectError` naming it (secrets masked) when httpx2 cannot use it."""
     try:
         return httpx2.URL(url)
     except httpx2.InvalidURL as exc:
-        raise ConnectError(f"invalid URL {url!r}: {exc}") from exc
+        raise ConnectError(f"invalid URL {_masked(url)!r}: {exc}") from exc
 
 
 def public_url(url: httpx2.URL) -> str:
-    """The URL without user:password, which must never reach logs or status."""
-    return str(url.copy_with(username=None, password=None)) if url.userinfo else str(url)
+    """The URL as logs, errors and status may show it: no user:password, no query (both
+    may hold a secret a ``${VAR}`` put there)."""
+    if url.userinfo:
+        url = url.copy_with(username=None, password=None)
+    if url.query:
+        url = url.copy_with(query=b"...")
+    return str(url)
+
+
+def _masked(url: str) -> str:
+    """A URL httpx2 could not parse, with whatever may be a secret masked."""
+    url = re.sub(r"//[^/?#@]*@", "//***@", url)
+    return re.sub(r"\?[^#]*", "?...", url, count=1)
 
 
 def same_origin(a: httpx2.URL, b: httpx2.URL) -> bool:
@@ -214,7 +226,13 @@ class HttpPipeline:
             if status not in (307, 308):
                 return response
             await response.aclose()
-            hop = target.join(response.headers.get("location", ""))
+            try:
+                hop = target.join(response.headers.get("location", ""))
+            except httpx2.InvalidURL:
+                raise HttpStatusError(
+                    f"HTTP {status}: {public_url(target)} redirects to a URL that is not valid",
+                    status,
+                ) from None
             if not same_origin(hop, target):
                 raise HttpStatusError(
                     f"HTTP {status}: {public_url(target)} redirects to another origin "
@@ -247,10 +265,16 @@ class HttpPipeline:
         reason = f" {response.reason_phrase}" if response.reason_phrase else ""
         text = f": {excerpt}" if excerpt else ""
         if status in (301, 302, 303):
-            text += f" (redirect to {response.headers.get('location', '?')} not followed)"
+            text += f" (redirect to {self._location(response)} not followed)"
         if status == 202:
             text = ": the server accepted the request but sent no answer"
         return HttpStatusError(f"HTTP {status}{reason} to {what}{text}", status, excerpt)
+
+    def _location(self, response: httpx2.Response) -> str:
+        try:
+            return public_url(self.url.join(response.headers.get("location", "")))
+        except httpx2.InvalidURL:
+            return "an invalid URL"
 
     async def read_json(self, response: httpx2.Response, what: str) -> Any:
         """The answer's JSON body, read up to the message cap."""

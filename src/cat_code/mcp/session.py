@@ -27,7 +27,6 @@ from cat_code.mcp.errors import (
     HttpStatusError,
     McpClientError,
     ProtocolError,
-    TransportError,
 )
 from cat_code.mcp.transport import NO_CONTEXT, JsonObject, RequestContext, Transport
 
@@ -61,6 +60,9 @@ class Link(Protocol):
 
     async def switch_transport(self, transport: Transport) -> None:
         """Close the current transport and start ``transport`` in its place."""
+
+    def renew_soon(self) -> None:
+        """Start renewing the session in the background (unless a renewal is under way)."""
 
 
 class Session(Protocol):
@@ -195,7 +197,7 @@ class HandshakeSession:
 
     async def renew(self, link: Link, capabilities: JsonObject) -> None:
         """A new session in place of an expired one (never falling back)."""
-        self._stop_listening()
+        await self._stop_listening()
         fallback, self._fallback = self._fallback, None
         try:
             await self.open(link, capabilities)
@@ -220,36 +222,53 @@ class HandshakeSession:
     async def _listen(self, link: Link, context: RequestContext) -> None:
         try:
             await link.transport.listen(context)
-        except (TransportError, ProtocolError) as exc:
-            if context.headers.get(SESSION_HEADER) != self.session_id:
-                return  # that session is gone (renewed or closed); it is no news
-            level = logging.DEBUG if self._stream_warned else logging.WARNING
-            self._stream_warned = True
-            logger.log(
-                level,
-                "%s: the server's message stream failed (%s); tool-list changes and requests "
-                "the server makes outside a call will not arrive",
-                link.name,
-                exc,
-            )
+        except HttpStatusError as exc:
+            if (
+                self.expired(exc, context)
+                and context.headers.get(SESSION_HEADER) == self.session_id
+            ):
+                # The server forgot the session while we were idle: renew it now, so
+                # change notifications keep coming (the new session listens again).
+                logger.info("%s: the session expired while idle (%s)", link.name, exc)
+                link.renew_soon()
+                return
+            self._stream_failed(link, context, exc)
+        except Exception as exc:  # a boundary: the stream is optional, the server is not
+            self._stream_failed(link, context, exc)
 
-    def _stop_listening(self) -> None:
-        if self._listener is not None:
-            self._listener.cancel()
-            self._listener = None
+    def _stream_failed(self, link: Link, context: RequestContext, exc: Exception) -> None:
+        if context.headers.get(SESSION_HEADER) != self.session_id:
+            return  # that session is gone (renewed or closed); it is no news
+        level = logging.DEBUG if self._stream_warned else logging.WARNING
+        self._stream_warned = True
+        logger.log(
+            level,
+            "%s: the server's message stream failed (%s); tool-list changes and requests "
+            "the server makes outside a call will not arrive",
+            link.name,
+            exc if str(exc) else type(exc).__name__,
+        )
 
-    # -- the end --------------------------------------------------------------------------
-
-    async def close(self, link: Link) -> None:
-        """Stop the GET stream and DELETE the session, if there is one (bounded)."""
+    async def _stop_listening(self) -> None:
         listener, self._listener = self._listener, None
         if listener is not None:
             listener.cancel()
             # asyncio.wait: the listener's end is not ours to raise, our own cancel is.
             await asyncio.wait([listener])
-        if self.session_id is not None:
-            await link.transport.release(self.context)
-            self.session_id = None
+
+    # -- the end --------------------------------------------------------------------------
+
+    async def close(self, link: Link) -> None:
+        """Stop the GET stream and DELETE the session, if there is one (bounded)."""
+        await self._stop_listening()
+        session, self.session_id = self.session_id, None
+        if session is not None:
+            # The id the server gave last, even if the handshake failed after it came, or
+            # a renewal was cut short: that is the state the server holds.
+            headers = {SESSION_HEADER: session}
+            if self.version is not None:
+                headers[VERSION_HEADER] = self.version
+            await link.transport.release(RequestContext(headers=headers))
 
 
 __all__ = [

@@ -198,6 +198,9 @@ class LegacySseTransport:
             reason = TransportClosed(f"the event stream broke: {exc}")
         except httpx2.HTTPError as exc:
             reason = self._http.translate(exc)
+        except Exception as exc:  # the reader's boundary: the connection ends, saying why
+            logger.debug("%s: event stream reader failed", self.name, exc_info=True)
+            reason = TransportError(f"the event stream failed: {type(exc).__name__}: {exc}")
         finally:
             self._end(reason, endpoint)
 

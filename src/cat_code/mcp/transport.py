@@ -45,13 +45,15 @@ class RequestContext:
     #: Extra HTTP headers for this message (session, protocol version, Mcp-Method, ...).
     #: Transports without headers (stdio) ignore them.
     headers: Mapping[str, str] = field(default_factory=lambda: _NO_HEADERS)
-    #: A stream that stays open for a long time (a server's message stream): no read
-    #: timeout applies and nothing waits for it to end.
+    #: A stream the server keeps open on purpose (its own message stream, a 2026-07-28
+    #: ``subscriptions/listen``): no read timeout applies and nothing waits for it to end.
     long_lived: bool = False
-    #: Event-loop time (``loop.time()``) after which the caller gives up, if it has one;
-    #: a transport never waits (to reconnect, to resume) past it.
+    #: Event-loop time (``loop.time()``) after which the caller can no longer want the
+    #: answer, if it has such a time; a transport never waits (to reconnect, to resume)
+    #: past it.
     deadline: float | None = None
-    #: Shown the headers of the answer (HTTP), before its body is read.
+    #: Shown the headers of every HTTP answer to this message, whatever its status,
+    #: before its body is read.
     on_headers: Callable[[Mapping[str, str]], None] | None = None
 
 
