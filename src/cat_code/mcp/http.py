@@ -135,11 +135,11 @@ class StreamableHttpTransport:
     async def listen(self, context: RequestContext) -> None:
         """Own the server's GET stream: read it, reconnect it (bounded), route what it brings.
 
-        Returns when a GET is answered 405, or the first one shows the server has no stream
-        (404 or 400, or a 200 that is not an event stream), or once the transport is closed. Raises the
-        `HttpStatusError` of a later 400 or 404 (the layer above may know why: an expired
-        session), and a `TransportError` when `MAX_LISTEN_ATTEMPTS` attempts in a row
-        brought nothing.
+        Returns when a GET is answered 405, or the first one shows the server has no
+        stream (404 or 400, or a 200 that is not an event stream), or once the transport
+        is closed. Raises the `HttpStatusError` of a later 400 or 404 (the layer above may
+        know why: an expired session), and a `TransportError` when `MAX_LISTEN_ATTEMPTS`
+        attempts in a row brought nothing.
         """
         state = _StreamState()
         failures = 0
