@@ -515,7 +515,10 @@ class StdioTransport:
     # -- shutdown ------------------------------------------------------------------
 
     def _begin_close(self) -> None:
-        if self._close_task is None:
+        task = self._close_task
+        # A shutdown cancelled by someone else already SIGKILLed the group; a new close
+        # goes on from there (hurried: no graces) to reap the child and free its pipes.
+        if task is None or task.cancelled():
             self._close_task = asyncio.ensure_future(self._shutdown())
 
     async def _shutdown(self) -> None:
