@@ -346,14 +346,42 @@ class McpPool:
         return not self.broken and all(s.state in ("CONNECTED", "DISABLED") for s in self.servers)
 
     async def close_all(self) -> None:
-        """Close every server; returns when every owner task has finished its cleanup."""
+        """Close every server; returns when every owner task has finished its cleanup.
+
+        A cancelled caller still waits for that (`hurry` makes it quick), then the
+        cancellation goes on: no server is left half closed.
+        """
         self._stop.set()
         tasks = [s.task for s in self.servers if s.task is not None]
         for task in tasks:
             if not any(s.task is task and s.ready.is_set() for s in self.servers):
                 task.cancel()
-        if tasks:
-            await asyncio.gather(*tasks, return_exceptions=True)
+        cancelled: asyncio.CancelledError | None = None
+        pending = set(tasks)
+        while pending:
+            try:
+                _, pending = await asyncio.wait(pending)
+            except asyncio.CancelledError as exc:
+                cancelled = exc
+        for task in tasks:  # owner tasks never raise, but leave no error unretrieved
+            if not task.cancelled():
+                task.exception()
+        if cancelled is not None:
+            raise cancelled
+
+    def hurry(self) -> None:
+        """Make every close in progress (or to come) skip its grace periods."""
+        for server in self.servers:
+            if server.client is not None:
+                server.client.transport.hurry()
+
+    def kill_now(self) -> None:
+        """Last resort, synchronous: kill every server process at once (HTTP has none)."""
+        for server in self.servers:
+            if server.client is not None:
+                kill_now = getattr(server.client.transport, "kill_now", None)
+                if kill_now is not None:
+                    kill_now()
 
     async def __aenter__(self) -> McpPool:
         return self
