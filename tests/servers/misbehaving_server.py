@@ -48,7 +48,10 @@ def parse_args() -> argparse.Namespace:
         help="hold tools/call answers until N are waiting, then answer them newest first",
     )  # fmt: skip
     parser.add_argument("--ignore-eof", action="store_true", help="keep running after stdin EOF")
-    parser.add_argument("--ignore-term", action="store_true", help="ignore SIGTERM")
+    parser.add_argument(
+        "--ignore-term", action="store_true",
+        help="ignore SIGTERM (with --log-requests, noting a SIGTERM line there)",
+    )  # fmt: skip
     parser.add_argument("--pid-file", help="write our pid here before serving")
     parser.add_argument("--grandchild-pid-file", help="start a sleeping grandchild, write its pid")
     parser.add_argument("--exit-at-start", type=int, help="write to stderr and exit with this code")
@@ -154,9 +157,7 @@ def handle(message: dict[str, Any]) -> None:
     params = message.get("params") or {}
     if request_id is None or method is None:
         return  # a notification, or an answer to something we never ask
-    if ARGS.log_requests:
-        with open(ARGS.log_requests, "a") as log:
-            log.write(f"{method} {params.get('name', '')}".rstrip() + "\n")
+    log(f"{method} {params.get('name', '')}".rstrip())
     if method == "tools/call" and params.get("name") == "block":
         return
     if method == "initialize":
@@ -196,6 +197,12 @@ def handle(message: dict[str, Any]) -> None:
     send({"jsonrpc": "2.0", "id": request_id, "result": result})
 
 
+def log(line: str) -> None:
+    if ARGS.log_requests:
+        with open(ARGS.log_requests, "a") as file:
+            file.write(line + "\n")
+
+
 def wait_for_gate(directory: str, count: int) -> None:
     Path(directory, str(os.getpid())).touch()
     deadline = time.monotonic() + 30
@@ -208,7 +215,8 @@ def wait_for_gate(directory: str, count: int) -> None:
 
 def main() -> None:
     if ARGS.ignore_term:
-        signal.signal(signal.SIGTERM, signal.SIG_IGN)
+        ignore = (lambda *_: log("SIGTERM")) if ARGS.log_requests else signal.SIG_IGN
+        signal.signal(signal.SIGTERM, ignore)
     if ARGS.pid_file:
         Path(ARGS.pid_file).write_text(str(os.getpid()))
     if ARGS.grandchild_pid_file:
