@@ -121,6 +121,7 @@ async def _run(args: argparse.Namespace, prompt: str) -> int:
             outcome = await agent.run(prompt)
         finally:
             prepare.cancel()
+            await provider.close()
         if outcome.status == "done":
             sys.stdout.write(outcome.text.rstrip("\n") + "\n")
             sys.stdout.flush()
@@ -133,7 +134,4 @@ async def _run(args: argparse.Namespace, prompt: str) -> int:
             _say(f"cat-code: {outcome.turn_limit_note}")
         return EXIT_FAILED
 
-    try:
-        return await run_until_signal(pool, work)
-    finally:
-        await provider.close()
+    return await run_until_signal(pool, work)

@@ -175,16 +175,12 @@ class Repl:
             finally:
                 connect.cancel()
                 prepare.cancel()
+                if self.provider is not None:
+                    await self.provider.close()
             return 0
 
-        try:
-            # The terminal may be gone (SIGHUP): nothing is said about the signal.
-            return await run_until_signal(
-                self.pool, session, take=self._cancel_turn, announce=False
-            )
-        finally:
-            if self.provider is not None:
-                await self.provider.close()
+        # The terminal may be gone (SIGHUP): nothing is said about the signal.
+        return await run_until_signal(self.pool, session, take=self._cancel_turn, announce=False)
 
     async def _prepare_model(self) -> None:
         if self.provider is not None:
