@@ -355,3 +355,42 @@ async def test_status_lists_servers_in_the_config_files_order_broken_ones_includ
         assert [s.name for s in pool.status()] == ["first", "broken", "last"]
     finally:
         await pool.close_all()
+
+
+async def test_close_all_finishes_closing_when_its_caller_is_cancelled_then_hurry_ends_it(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    from cat_code.mcp import stdio
+
+    monkeypatch.setattr(stdio, "STDIN_CLOSE_GRACE_S", 3600.0)  # only hurry can end the close
+    pool = McpPool(McpConfig(servers=[server("stubborn", "--ignore-eof", "--ignore-term")]))
+    await pool.connect_all()
+    [pid] = pids_of(pool)
+    try:
+        closing = asyncio.create_task(pool.close_all())
+        await wait_until(lambda: pool.servers[0]._stopping)
+        closing.cancel()  # the caller gives up: the close goes on regardless
+        for _ in range(3):  # loop turns (not time) for the cancellation to reach close_all
+            await asyncio.sleep(0)
+        assert not closing.done() and alive(pid)
+
+        pool.hurry()
+
+        with pytest.raises(asyncio.CancelledError):  # the cancellation, once the close is done
+            async with asyncio.timeout(20):
+                await closing
+        assert not alive(pid)
+    finally:
+        kill_quietly(pid)
+
+
+async def test_kill_now_kills_every_server_process_at_once() -> None:
+    pool = McpPool(McpConfig(servers=[server("a", "--ignore-term"), server("b")]))
+    await pool.connect_all()
+    pids = pids_of(pool)
+    try:
+        pool.kill_now()
+        await wait_until(lambda: not any(alive(pid) for pid in pids), 20)
+    finally:
+        await pool.close_all()
+        kill_quietly(*pids)
