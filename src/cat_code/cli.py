@@ -166,6 +166,7 @@ def main(argv: Sequence[str] | None = None) -> int:
 
         return run_repl(args)
     except KeyboardInterrupt:
+        # SIGINT outside a command's handlers (`cat_code.shutdown`): the same 128 + N.
         return 130
 
 

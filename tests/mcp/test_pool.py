@@ -492,3 +492,37 @@ async def test_closing_when_the_caller_is_cancelled_still_closes_every_server() 
     with pytest.raises(asyncio.CancelledError):
         await closing
     assert fake.closed
+
+
+async def test_close_all_finishes_closing_when_its_caller_is_cancelled_and_hurries(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    from cat_code.mcp import stdio
+
+    monkeypatch.setattr(stdio, "STDIN_CLOSE_GRACE_S", 3600.0)  # only a hurry can end the close
+    pool = McpPool(McpConfig(servers=[server("stubborn", "--ignore-eof", "--ignore-term")]))
+    await pool.connect_all()
+    [pid] = pids_of(pool)
+    try:
+        closing = asyncio.create_task(pool.close_all())
+        await wait_until(lambda: pool.servers[0]._stopping)
+        closing.cancel()  # the caller gives up: the close goes on, hurried
+
+        with pytest.raises(asyncio.CancelledError):  # the cancellation, once the close is done
+            async with asyncio.timeout(20):
+                await closing
+        assert not alive(pid)
+    finally:
+        kill_quietly(pid)
+
+
+async def test_kill_now_kills_every_server_process_at_once() -> None:
+    pool = McpPool(McpConfig(servers=[server("a", "--ignore-term"), server("b")]))
+    await pool.connect_all()
+    pids = pids_of(pool)
+    try:
+        pool.kill_now()
+        await wait_until(lambda: not any(alive(pid) for pid in pids), 20)
+    finally:
+        await pool.close_all()
+        kill_quietly(*pids)

@@ -7,6 +7,8 @@ import json
 import logging
 import os
 import shlex
+import signal
+import sys
 from collections.abc import AsyncIterator, Awaitable, Callable
 from pathlib import Path
 from typing import Any
@@ -17,7 +19,7 @@ from scripted.processes import alive
 
 from cat_code.mcp import stdio
 from cat_code.mcp.client import McpClient
-from cat_code.mcp.errors import ConnectError, ProcessExited, TransportClosed
+from cat_code.mcp.errors import ConnectError, MessageTooLarge, ProcessExited, TransportClosed
 from cat_code.mcp.stdio import INHERITED_ENV_VARS, StdioTransport
 from cat_code.mcp.transport import ignore_close, ignore_message
 
@@ -376,3 +378,243 @@ async def test_close_fails_a_pending_request_at_once(spawn: Spawn) -> None:
 def test_the_description_names_the_command_line() -> None:
     transport = StdioTransport("python3", ["server.py", "--x"])
     assert transport.describe() == "stdio: python3 server.py --x"
+
+
+# -- ending by itself --------------------------------------------------------------------
+
+
+class CloseRecorder:
+    """An ``on_close`` handler that keeps every reason it is told."""
+
+    def __init__(self) -> None:
+        self.reasons: list[str] = []
+        self.called = asyncio.Event()
+
+    def __call__(self, reason: str) -> None:
+        self.reasons.append(reason)
+        self.called.set()
+
+
+def call(request_id: int, tool: str, arguments: dict[str, Any]) -> dict[str, Any]:
+    params = {"name": tool, "arguments": arguments}
+    return {"jsonrpc": "2.0", "id": request_id, "method": "tools/call", "params": params}
+
+
+async def test_on_close_hears_once_why_a_server_died_while_idle(spawn: Spawn) -> None:
+    transport = await spawn()
+    on_close = CloseRecorder()
+    await transport.start(ignore_message, on_close)
+    # Sent as a message nobody waits for: the transport is idle when the server dies.
+    await transport.send(call(1, "crash", {"code": 4, "message": "gone for good"}))
+
+    async with asyncio.timeout(20):
+        await on_close.called.wait()
+    await transport.close()
+
+    [reason] = on_close.reasons
+    assert "exited with code 4" in reason and "gone for good" in reason
+    assert transport.closed_reason == reason
+    with pytest.raises(ProcessExited, match="exited with code 4"):
+        await transport.request({"jsonrpc": "2.0", "id": 2, "method": "ping"})
+
+
+async def test_our_own_close_is_no_reason_on_close_hears_of(spawn: Spawn) -> None:
+    transport = await spawn()
+    on_close = CloseRecorder()
+    await transport.start(ignore_message, on_close)
+    async with asyncio.timeout(20):
+        answer = await transport.request(call(1, "echo", {"text": "hi"}))
+    assert text_of(answer["result"]) == "hi"
+
+    await transport.close()
+
+    assert transport.returncode == 0  # it exited, on the stdin EOF we sent
+    assert on_close.reasons == []
+    assert transport.closed_reason is None
+
+
+@pytest.mark.usefixtures("short_graces")
+async def test_a_stdout_line_over_the_cap_fails_every_waiter_naming_the_size_and_ends_the_server(
+    tmp_path: Path,
+) -> None:
+    pid_file = tmp_path / "grandchild.pid"
+    program, args = server_command("--reverse-batch", "2", "--grandchild-pid-file", str(pid_file))
+    transport = StdioTransport(program, args, name="test", max_message_bytes=1_000_000)
+    on_close = CloseRecorder()
+    await transport.start(ignore_message, on_close)
+    grandchild = await read_pid(pid_file)
+    try:
+        held = asyncio.create_task(transport.request(call(1, "echo", {"text": "held"})))
+        await wait_until(lambda: 1 in transport._pending)
+        async with asyncio.timeout(20):
+            with pytest.raises(MessageTooLarge) as info:
+                await transport.request(call(2, "flood", {"bytes": 2_000_000}))
+            with pytest.raises(MessageTooLarge):
+                await held
+            await on_close.called.wait()
+            # Nothing asked for it: the transport closes the child by itself.
+            await wait_until(lambda: not alive(grandchild), timeout=20)
+        assert transport.pid is not None and not alive(transport.pid)
+        message = str(info.value)
+        assert message.startswith("server sent a single message larger than 976.6 KiB (")
+        assert on_close.reasons == [message]
+        assert transport.closed_reason == message
+        assert len(transport._buffer) == 0  # the megabytes are not kept
+    finally:
+        await transport.close()
+        kill_quietly(grandchild)
+
+
+# -- hurrying and killing ----------------------------------------------------------------
+
+
+@pytest.fixture
+def signals_sent(monkeypatch: pytest.MonkeyPatch) -> list[signal.Signals]:
+    """Every signal the transport sends a process group, in order."""
+    sent: list[signal.Signals] = []
+    send = stdio._signal_group
+
+    def record(pgid: int, sig: signal.Signals) -> None:
+        sent.append(sig)
+        send(pgid, sig)
+
+    monkeypatch.setattr(stdio, "_signal_group", record)
+    return sent
+
+
+@pytest.fixture
+def endless_graces(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Graces no test could wait out: a close that finishes must have skipped them."""
+    monkeypatch.setattr(stdio, "STDIN_CLOSE_GRACE_S", 3600.0)
+    monkeypatch.setattr(stdio, "TERMINATE_GRACE_S", 3600.0)
+
+
+@pytest.mark.usefixtures("endless_graces")
+async def test_hurry_during_the_terminate_grace_kills_a_server_that_ignores_sigterm(
+    spawn: Spawn, signals_sent: list[signal.Signals], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setattr(stdio, "STDIN_CLOSE_GRACE_S", 0.1)
+    transport = await spawn("--ignore-eof", "--ignore-term")
+    await transport.start(ignore_message, ignore_close)
+    assert transport.pid is not None
+    try:
+        closing = asyncio.create_task(transport.close())
+        await wait_until(lambda: signal.SIGTERM in signals_sent, timeout=20)
+        assert alive(transport.pid)  # SIGTERM ignored: the close waits out its grace
+
+        transport.hurry()
+
+        async with asyncio.timeout(20):  # far below the grace it would otherwise wait
+            await closing
+        assert not alive(transport.pid)
+        assert transport.returncode == -signal.SIGKILL
+    finally:
+        kill_quietly(transport.pid)
+
+
+@pytest.mark.usefixtures("endless_graces")
+async def test_hurry_before_close_makes_the_close_kill_at_once(
+    spawn: Spawn, signals_sent: list[signal.Signals]
+) -> None:
+    transport = await spawn("--ignore-eof", "--ignore-term")
+    await transport.start(ignore_message, ignore_close)
+    assert transport.pid is not None
+    try:
+        transport.hurry()
+        assert alive(transport.pid)  # no close yet: nothing to hurry
+
+        async with asyncio.timeout(20):
+            await transport.close()
+
+        assert not alive(transport.pid)
+        assert signals_sent[0] == signal.SIGKILL  # no SIGTERM and no grace first
+    finally:
+        kill_quietly(transport.pid)
+
+
+async def test_kill_now_kills_the_whole_group_at_once(spawn: Spawn, tmp_path: Path) -> None:
+    pid_file = tmp_path / "grandchild.pid"
+    transport = await spawn("--ignore-term", "--grandchild-pid-file", str(pid_file))
+    await transport.start(ignore_message, ignore_close)
+    grandchild = await read_pid(pid_file)
+    assert transport.pid is not None
+    try:
+        transport.kill_now()
+
+        await wait_until(lambda: not alive(grandchild) and not alive(transport.pid or 0), 20)
+    finally:
+        kill_quietly(transport.pid, grandchild)
+
+
+@pytest.mark.usefixtures("endless_graces")
+async def test_a_close_whose_own_task_is_cancelled_still_kills_the_group(
+    spawn: Spawn, tmp_path: Path
+) -> None:
+    pid_file = tmp_path / "grandchild.pid"
+    transport = await spawn("--ignore-eof", "--ignore-term", "--grandchild-pid-file", str(pid_file))
+    await transport.start(ignore_message, ignore_close)
+    grandchild = await read_pid(pid_file)
+    try:
+        closing = asyncio.create_task(transport.close())
+        await wait_until(lambda: transport._grace is not None)  # in the stdin grace
+        assert transport._close_task is not None
+        transport._close_task.cancel()  # as asyncio.run does to every task as it ends
+        with pytest.raises(asyncio.CancelledError):
+            await closing
+
+        await wait_until(lambda: not alive(grandchild) and not alive(transport.pid or 0), 20)
+        async with asyncio.timeout(20):
+            await transport.close()  # a later close finishes the job, without the graces
+        assert transport.returncode == -signal.SIGKILL
+    finally:
+        kill_quietly(grandchild)
+
+
+ABANDONING = r"""
+import asyncio, sys
+from cat_code.mcp.stdio import StdioTransport
+from cat_code.mcp.transport import ignore_close, ignore_message
+
+async def main():
+    transport = StdioTransport(sys.argv[2], sys.argv[3:])
+    await transport.start(ignore_message, ignore_close)
+    while True:  # both pids written: the group is complete
+        try:
+            if all(open(p).read().strip() for p in sys.argv[-3::2]):
+                break
+        except OSError:
+            pass
+        await asyncio.sleep(0.01)
+    if sys.argv[1] == "close-left-running":
+        asyncio.ensure_future(transport.close())
+        await asyncio.sleep(0)  # the close has begun: its grace is ahead of it
+
+asyncio.run(main())
+"""
+
+
+@pytest.mark.parametrize("how", ["never-closed", "close-left-running"])
+async def test_a_program_that_ends_without_finishing_a_close_leaves_no_process_behind(
+    tmp_path: Path, how: str
+) -> None:
+    server_file, grandchild_file = tmp_path / "server.pid", tmp_path / "grandchild.pid"
+    program, args = server_command(
+        "--ignore-eof", "--ignore-term",
+        "--pid-file", str(server_file), "--grandchild-pid-file", str(grandchild_file),
+    )  # fmt: skip
+    env = {**os.environ, "PYTHONPATH": os.pathsep.join(sys.path)}
+    process = await asyncio.create_subprocess_exec(
+        sys.executable, "-c", ABANDONING, how, program, *args, env=env
+    )
+    try:
+        async with asyncio.timeout(30):
+            assert await process.wait() == 0
+        server, grandchild = await read_pid(server_file), await read_pid(grandchild_file)
+        await wait_until(lambda: not alive(server) and not alive(grandchild), 20)
+    finally:
+        if process.returncode is None:
+            process.kill()
+            await process.wait()
+        for path in (server_file, grandchild_file):
+            if path.exists() and path.read_text().strip():
+                kill_quietly(int(path.read_text()))

@@ -5,7 +5,9 @@ Tools: ``echo {text}``; ``big {size}`` (a text of exactly ``size`` characters, e
 ``END``); ``crash {code, message}`` (writes ``message`` to stderr and exits at once, mid-call);
 ``spew {bytes}`` (writes that much to stderr, then answers); ``environ`` (the environment this
 process was started with, as JSON); ``cwd``; ``add_tool {name}`` / ``remove_tool {name}``
-(change the tool list and send ``notifications/tools/list_changed`` before answering).
+(change the tool list and send ``notifications/tools/list_changed`` before answering);
+``block`` (never answers); ``flood {bytes}`` (writes that many bytes to stdout with no
+newline, then hangs).
 
 Misbehaviour comes from the flags below. The server exits when stdin closes unless told not to.
 """
@@ -46,11 +48,19 @@ def parse_args() -> argparse.Namespace:
         help="hold tools/call answers until N are waiting, then answer them newest first",
     )  # fmt: skip
     parser.add_argument("--ignore-eof", action="store_true", help="keep running after stdin EOF")
-    parser.add_argument("--ignore-term", action="store_true", help="ignore SIGTERM")
+    parser.add_argument(
+        "--ignore-term", action="store_true",
+        help="ignore SIGTERM (with --log-requests, noting a SIGTERM line there)",
+    )  # fmt: skip
     parser.add_argument("--pid-file", help="write our pid here before serving")
     parser.add_argument("--grandchild-pid-file", help="start a sleeping grandchild, write its pid")
     parser.add_argument("--exit-at-start", type=int, help="write to stderr and exit with this code")
     parser.add_argument("--hang-initialize", action="store_true", help="never answer initialize")
+    parser.add_argument("--hang-tools-list", action="store_true", help="never answer tools/list")
+    parser.add_argument(
+        "--log-requests", metavar="FILE",
+        help="append a line to FILE for each request: its method (and tool name)",
+    )  # fmt: skip
     parser.add_argument(
         "--gate", nargs=2, metavar=("DIR", "N"),
         help="create a file in DIR, then wait until DIR holds N files before serving",
@@ -122,6 +132,10 @@ def call_tool(name: str, args: dict[str, Any]) -> dict[str, Any]:
         sys.stderr.write("L" * 100_000 + "\nlast stderr line\n")
         sys.stderr.flush()
         return text("spewed")
+    if name == "flood":
+        sys.stdout.write("x" * int(args["bytes"]))
+        sys.stdout.flush()
+        threading.Event().wait()
     if name == "environ":
         return text(json.dumps(initial_environment()))
     if name == "cwd":
@@ -143,6 +157,9 @@ def handle(message: dict[str, Any]) -> None:
     params = message.get("params") or {}
     if request_id is None or method is None:
         return  # a notification, or an answer to something we never ask
+    log(f"{method} {params.get('name', '')}".rstrip())
+    if method == "tools/call" and params.get("name") == "block":
+        return
     if method == "initialize":
         if ARGS.hang_initialize:
             return
@@ -156,6 +173,8 @@ def handle(message: dict[str, Any]) -> None:
     elif method == "ping":
         result = {}
     elif method == "tools/list":
+        if ARGS.hang_tools_list:
+            return
         result = {"tools": tool_list()}
     elif method == "tools/call":
         try:
@@ -178,6 +197,12 @@ def handle(message: dict[str, Any]) -> None:
     send({"jsonrpc": "2.0", "id": request_id, "result": result})
 
 
+def log(line: str) -> None:
+    if ARGS.log_requests:
+        with open(ARGS.log_requests, "a") as file:
+            file.write(line + "\n")
+
+
 def wait_for_gate(directory: str, count: int) -> None:
     Path(directory, str(os.getpid())).touch()
     deadline = time.monotonic() + 30
@@ -190,7 +215,8 @@ def wait_for_gate(directory: str, count: int) -> None:
 
 def main() -> None:
     if ARGS.ignore_term:
-        signal.signal(signal.SIGTERM, signal.SIG_IGN)
+        ignore = (lambda *_: log("SIGTERM")) if ARGS.log_requests else signal.SIG_IGN
+        signal.signal(signal.SIGTERM, ignore)
     if ARGS.pid_file:
         Path(ARGS.pid_file).write_text(str(os.getpid()))
     if ARGS.grandchild_pid_file:

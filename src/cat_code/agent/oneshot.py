@@ -5,7 +5,8 @@ calls as ``⏺`` lines, progress, retries, MCP failures, errors) goes to stderr.
 can ask: tools that would need approval are refused unless ``--yes`` or
 ``--allow-tool`` approves them, and elicitation requests are declined. Exit 0 when the
 model gave its answer, 1 otherwise. SIGINT, SIGTERM and SIGHUP end the run through the
-same cleanup as success: every MCP server is closed before the process exits.
+same cleanup as success (`cat_code.shutdown`): every MCP server is closed before the
+process exits, with 128 + N.
 """
 
 from __future__ import annotations
@@ -13,7 +14,6 @@ from __future__ import annotations
 import argparse
 import asyncio
 import logging
-import signal
 import sys
 from pathlib import Path
 from typing import Any
@@ -27,8 +27,9 @@ from cat_code.agent.providers import (
     resolve_model,
 )
 from cat_code.agent.providers.base import ModelError, ToolCall
-from cat_code.agent.system_prompt import build_system_prompt, server_instructions
+from cat_code.agent.system_prompt import build_system_prompt
 from cat_code.agent.transcript import tool_line
+from cat_code.shutdown import run_until_signal
 from cat_code.tools.base import ToolResult
 from cat_code.tools.builtin import builtin_tools
 from cat_code.tools.registry import ToolRegistry
@@ -37,7 +38,6 @@ logger = logging.getLogger(__name__)
 
 EXIT_OK = 0
 EXIT_FAILED = 1
-_SIGNALS = (signal.SIGINT, signal.SIGTERM, signal.SIGHUP)
 
 
 def run_oneshot(args: argparse.Namespace) -> int:
@@ -98,59 +98,40 @@ async def _run(args: argparse.Namespace, prompt: str) -> int:
     from cat_code.mcp.commands import load_config_from_args
     from cat_code.mcp.pool import McpPool
 
-    loop = asyncio.get_running_loop()
-    main = asyncio.current_task()
-    assert main is not None
-    received: list[signal.Signals] = []
-
-    def on_signal(sig: signal.Signals) -> None:
-        if received:
-            return  # already stopping; cleanup is bounded by the servers' grace periods
-        received.append(sig)
-        main.cancel()
-
-    for sig in _SIGNALS:
-        loop.add_signal_handler(sig, on_signal, sig)
     pool = McpPool(load_config_from_args(args), elicitation_handler=_decline)
     # The SDK import (about a second) overlaps the servers' startup.
     prepare = asyncio.create_task(provider.prepare(), name="model-prepare")
-    try:
-        await pool.connect_all()
-        for status in pool.status():
-            if status.state == "FAILED":
-                _say(f"cat-code: MCP server '{status.name}' failed: {status.error}")
-        registry = ToolRegistry(builtin_tools(Path.cwd()))
-        pool.register_into(registry)
-        agent = Agent(
-            provider,
-            registry,
-            permissions=Permissions(approve_all=args.yes, allow_patterns=args.allow_tool),
-            system_prompt=lambda: build_system_prompt(Path.cwd(), server_instructions(pool)),
-            max_turns=args.max_turns or DEFAULT_MAX_TURNS,
-            events=_StderrEvents(),
-        )
-        outcome = await agent.run(prompt)
-    except asyncio.CancelledError:
-        if not received:
-            raise
-        _say(f"cat-code: interrupted by {received[0].name}; stopping")
-        return 128 + received[0].value
-    finally:
-        prepare.cancel()
+
+    async def work() -> int:
         try:
-            await pool.close_all()
+            await pool.connect_all()
+            for status in pool.status():
+                if status.state == "FAILED":
+                    _say(f"cat-code: MCP server '{status.name}' failed: {status.error}")
+            registry = ToolRegistry(builtin_tools(Path.cwd()))
+            pool.register_into(registry)
+            agent = Agent(
+                provider,
+                registry,
+                permissions=Permissions(approve_all=args.yes, allow_patterns=args.allow_tool),
+                system_prompt=lambda: build_system_prompt(Path.cwd(), pool.instructions()),
+                max_turns=args.max_turns or DEFAULT_MAX_TURNS,
+                events=_StderrEvents(),
+            )
+            outcome = await agent.run(prompt)
         finally:
+            prepare.cancel()
             await provider.close()
-        for sig in _SIGNALS:
-            loop.remove_signal_handler(sig)
-    if outcome.status == "done":
-        sys.stdout.write(outcome.text.rstrip("\n") + "\n")
-        sys.stdout.flush()
-        if outcome.stop_reason == "max_tokens":
-            _say("cat-code: the answer was cut off at the output token limit")
-        return EXIT_OK
-    if outcome.status == "error":
-        _say(f"cat-code: {outcome.error}")
-    else:
-        _say(f"cat-code: {outcome.turn_limit_note}")
-    return EXIT_FAILED
+        if outcome.status == "done":
+            sys.stdout.write(outcome.text.rstrip("\n") + "\n")
+            sys.stdout.flush()
+            if outcome.stop_reason == "max_tokens":
+                _say("cat-code: the answer was cut off at the output token limit")
+            return EXIT_OK
+        if outcome.status == "error":
+            _say(f"cat-code: {outcome.error}")
+        else:
+            _say(f"cat-code: {outcome.turn_limit_note}")
+        return EXIT_FAILED
+
+    return await run_until_signal(pool, work)

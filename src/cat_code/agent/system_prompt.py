@@ -11,10 +11,6 @@ import logging
 import platform
 from collections.abc import Mapping
 from pathlib import Path
-from typing import TYPE_CHECKING
-
-if TYPE_CHECKING:
-    from cat_code.mcp.pool import McpPool
 
 logger = logging.getLogger(__name__)
 
@@ -42,8 +38,3 @@ def build_system_prompt(cwd: Path, instructions: Mapping[str, str] | None = None
             note = note[:MAX_INSTRUCTIONS_CHARS] + " …[cut]"
         text += f"\n\nInstructions from MCP server '{server}':\n{note}"
     return text
-
-
-def server_instructions(pool: McpPool) -> dict[str, str]:
-    """The ``instructions`` of every connected server of ``pool``."""
-    return pool.instructions()

@@ -3,7 +3,9 @@
 The output formats are stable (scripts and tests read them): ``list`` prints aligned
 columns or, with ``--json``, an array of status objects; ``tools`` one line per tool;
 ``call`` the flattened result. Every command connects, works, and closes every server
-before it returns, on every path. `format_status` is shared with the REPL's ``/mcp``.
+before it returns, on every path; SIGINT, SIGTERM and SIGHUP stop the command, close every
+server and exit 128 + N (`cat_code.shutdown`). `format_status` is shared with the REPL's
+``/mcp``.
 """
 
 from __future__ import annotations
@@ -21,6 +23,7 @@ from typing import Any
 from cat_code.mcp.adapter import may_belong_to
 from cat_code.mcp.config import McpConfig, load_config
 from cat_code.mcp.pool import McpPool, ServerStatus
+from cat_code.shutdown import run_until_signal
 
 logger = logging.getLogger(__name__)
 
@@ -126,7 +129,8 @@ def _error(text: str) -> None:
 
 async def _list(config: McpConfig, *, as_json: bool) -> int:
     pool = McpPool(config)
-    try:
+
+    async def work() -> int:
         await pool.connect_all()
         statuses = pool.status()
         if as_json:
@@ -134,8 +138,8 @@ async def _list(config: McpConfig, *, as_json: bool) -> int:
         else:
             _print(format_status(statuses, config.files))
         return EXIT_OK if pool.all_connected else EXIT_FAILED
-    finally:
-        await pool.close_all()
+
+    return await run_until_signal(pool, work)
 
 
 async def _tools(config: McpConfig, server: str | None, *, as_json: bool) -> int:
@@ -143,7 +147,8 @@ async def _tools(config: McpConfig, server: str | None, *, as_json: bool) -> int
         _error(f"no MCP server named {server!r} (configured: {', '.join(config.names) or 'none'})")
         return EXIT_USAGE
     pool = McpPool(_only(config, [server] if server else None))
-    try:
+
+    async def work() -> int:
         await pool.connect_all()
         if as_json:
             _print(json.dumps(tool_json(pool, server), indent=2, ensure_ascii=False))
@@ -153,8 +158,8 @@ async def _tools(config: McpConfig, server: str | None, *, as_json: bool) -> int
         for s in failed:
             _error(f"MCP server '{s.name}' failed: {s.error}")
         return EXIT_FAILED if failed else EXIT_OK
-    finally:
-        await pool.close_all()
+
+    return await run_until_signal(pool, work)
 
 
 async def _call(config: McpConfig, name: str, raw_arguments: str, *, as_json: bool) -> int:
@@ -169,7 +174,8 @@ async def _call(config: McpConfig, name: str, raw_arguments: str, *, as_json: bo
         return EXIT_USAGE
     candidates = [s.name for s in config.servers if may_belong_to(s.name, name)]
     pool = McpPool(_only(config, candidates or None))
-    try:
+
+    async def work() -> int:
         await pool.connect_all()
         tool = pool.find_tool(name)
         if tool is None:
@@ -197,8 +203,8 @@ async def _call(config: McpConfig, name: str, raw_arguments: str, *, as_json: bo
         else:
             _print(result.content)
         return EXIT_FAILED if result.is_error else EXIT_OK
-    finally:
-        await pool.close_all()
+
+    return await run_until_signal(pool, work)
 
 
 def _guesses(name: str, known: list[str]) -> list[str]:

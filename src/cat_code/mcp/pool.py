@@ -418,31 +418,34 @@ class McpPool:
         """Close every server; returns when every owner task has finished its cleanup.
 
         A cancellation of the caller does not cut the closing short: it hurries it (no
-        more grace periods) and is raised once everything is closed.
+        more grace periods) and goes on once every server is closed.
         """
         self._stop.set()
         tasks = [s.task for s in self.servers if s.task is not None]
         for server in self.servers:
             if server.task is not None and not server._ready.is_set():
                 server.task.cancel()  # still starting: nothing to wait for
-        cancelled = False
+        cancelled: asyncio.CancelledError | None = None
         pending = {t for t in tasks if not t.done()}
         while pending:
             try:
                 _, pending = await asyncio.wait(pending)
-            except asyncio.CancelledError:
-                cancelled = True
+            except asyncio.CancelledError as exc:
+                cancelled = exc
                 self.hurry()
-        if cancelled:
-            raise asyncio.CancelledError
+        for task in tasks:  # owner tasks never raise, but leave no error unretrieved
+            if not task.cancelled():
+                task.exception()
+        if cancelled is not None:
+            raise cancelled
 
     def hurry(self) -> None:
-        """Make every close in progress skip its remaining grace periods."""
+        """Make every close in progress (or to come) skip its remaining grace periods."""
         for server in self.servers:
             server.hurry()
 
     def kill_now(self) -> None:
-        """Last resort, synchronous: end every server process at once."""
+        """Last resort, synchronous: end every server process at once (HTTP has none)."""
         for server in self.servers:
             server.kill_now()
 

@@ -179,9 +179,7 @@ class StdioTransport:
 
     # -- Transport ---------------------------------------------------------------
 
-    async def start(
-        self, on_message: MessageHandler, on_close: CloseHandler = ignore_close
-    ) -> None:
+    async def start(self, on_message: MessageHandler, on_close: CloseHandler) -> None:
         if self._process is not None or self._closed_error is not None:
             # A second child would have no owner: nothing would ever close it.
             raise RuntimeError(f"{self.name}: transport already started (or closed)")
@@ -515,7 +513,10 @@ class StdioTransport:
     # -- shutdown ------------------------------------------------------------------
 
     def _begin_close(self) -> None:
-        if self._close_task is None:
+        task = self._close_task
+        # A shutdown cancelled by someone else already SIGKILLed the group; a new close
+        # goes on from there (hurried: no graces) to reap the child and free its pipes.
+        if task is None or task.cancelled():
             self._close_task = asyncio.ensure_future(self._shutdown())
 
     async def _shutdown(self) -> None:

@@ -7,7 +7,8 @@ for it, so the model sees every tool). Each turn, tool call or wait runs as the
 cancels in-flight MCP calls. While the prompt is up, Ctrl-C is a key that clears the line.
 Questions (permission, elicitation) take a lock, pause the spinner and use their own
 prompt, so only one is ever on screen. Every way out — ``/exit``, Ctrl-D, SIGTERM,
-SIGHUP — goes through the one ``finally`` that closes every MCP server.
+SIGHUP, a SIGINT while no turn runs — closes every MCP server (`cat_code.shutdown`: exit
+128 + N after a signal; a signal during the close hurries it).
 """
 
 from __future__ import annotations
@@ -40,7 +41,7 @@ from cat_code.agent.providers import (
     resolve_model,
 )
 from cat_code.agent.providers.base import ToolCall
-from cat_code.agent.system_prompt import build_system_prompt, server_instructions
+from cat_code.agent.system_prompt import build_system_prompt
 from cat_code.agent.transcript import compact_json
 from cat_code.mcp.commands import load_config_from_args
 from cat_code.mcp.config import cat_code_home
@@ -64,6 +65,7 @@ from cat_code.repl.render import (
     make_console,
     note_line,
 )
+from cat_code.shutdown import run_until_signal
 from cat_code.tools.builtin import builtin_tools
 from cat_code.tools.registry import DuplicateToolError, ToolRegistry
 
@@ -145,8 +147,6 @@ class Repl:
                 events=self.view,
             )
         self._foreground: asyncio.Future[Any] | None = None
-        self._signal: signal.Signals | None = None
-        self._main: asyncio.Task[Any] | None = None
         self._mcp_ready = asyncio.Event()
         self._ask_lock = asyncio.Lock()
         self._session: PromptSession[str] | None = None
@@ -155,12 +155,6 @@ class Repl:
     # -- lifecycle -------------------------------------------------------------------
 
     async def main(self) -> int:
-        main = self._main = asyncio.current_task()
-        assert main is not None
-        loop = asyncio.get_running_loop()
-        loop.add_signal_handler(signal.SIGINT, self._on_sigint)
-        for sig in (signal.SIGTERM, signal.SIGHUP):
-            loop.add_signal_handler(sig, self._on_terminate, sig)
         logging.getLogger().handlers[:] = [ConsoleLogHandler(self.console)]
         self._session = PromptSession(
             history=_history(),
@@ -174,26 +168,19 @@ class Repl:
         connect = asyncio.create_task(self._connect_mcp(self.pool), name="mcp-connect")
         # The model SDK loads on a thread while the user types the first prompt.
         prepare = asyncio.create_task(self._prepare_model(), name="model-prepare")
-        code = 0
-        try:
-            await self._read_eval_loop()
-        except BaseException:
-            if self._signal is None:
-                raise
-            # The terminal may be gone (SIGHUP): no output from here on.
-            main.uncancel()
-            code = 128 + self._signal.value
-        finally:
-            connect.cancel()
-            prepare.cancel()
+
+        async def session() -> int:
             try:
-                await self.pool.close_all()
+                await self._read_eval_loop()
             finally:
+                connect.cancel()
+                prepare.cancel()
                 if self.provider is not None:
                     await self.provider.close()
-                for sig in (signal.SIGINT, signal.SIGTERM, signal.SIGHUP):
-                    loop.remove_signal_handler(sig)
-        return code
+            return 0
+
+        # The terminal may be gone (SIGHUP): nothing is said about the signal.
+        return await run_until_signal(self.pool, session, take=self._cancel_turn, announce=False)
 
     async def _prepare_model(self) -> None:
         if self.provider is not None:
@@ -202,15 +189,12 @@ class Repl:
             except Exception as exc:  # shown again, as a model error, at the first prompt
                 logger.debug("preparing the model failed: %s", exc)
 
-    def _on_sigint(self) -> None:
-        if self._foreground is not None and not self._foreground.done():
-            self._foreground.cancel()
-
-    def _on_terminate(self, sig: signal.Signals) -> None:
-        if self._signal is not None or self._main is None:
-            return  # already shutting down; closing the servers must not be interrupted
-        self._signal = sig
-        self._main.cancel()
+    def _cancel_turn(self, sig: signal.Signals) -> bool:
+        """SIGINT while a turn (or a tool call) runs cancels it, not the session."""
+        if sig is not signal.SIGINT or self._foreground is None or self._foreground.done():
+            return False
+        self._foreground.cancel()
+        return True
 
     def _banner(self) -> None:
         model = self.provider.name if self.provider else "no model configured (see /model)"
@@ -236,7 +220,7 @@ class Repl:
             self.console.print(Text(line, style="yellow" if failed else "bright_black"))
 
     def _system_prompt(self) -> str:
-        instructions = server_instructions(self.pool) if self.pool is not None else {}
+        instructions = self.pool.instructions() if self.pool is not None else {}
         return build_system_prompt(Path.cwd(), instructions)
 
     # -- reading and dispatching ---------------------------------------------------------
