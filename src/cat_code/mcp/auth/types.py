@@ -1,0 +1,153 @@
+"""The OAuth package's shared vocabulary: settings, tokens, registrations, and the two
+seams a host supplies — an `Authorizer` (the person in the browser) and a `TokenStore`.
+
+Secrets (tokens, client secrets) live in these objects only; their ``repr`` never shows
+them, so a stray log line or traceback cannot leak one. Times are wall-clock seconds
+(``time.time()``): tokens outlive the process that got them.
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Mapping
+from contextlib import AbstractAsyncContextManager
+from dataclasses import dataclass, field
+from typing import Any, Literal, Protocol
+from urllib.parse import urlsplit, urlunsplit
+
+from cat_code.mcp.errors import AuthenticationRequired
+
+GrantType = Literal["authorization_code", "client_credentials"]
+#: Refresh this long before the access token expires (clocks drift; requests take time).
+REFRESH_MARGIN_S = 60.0
+
+
+@dataclass(frozen=True, slots=True)
+class OAuthSettings:
+    """An entry's ``oauth`` block (all optional): how cat-code identifies itself."""
+
+    client_id: str | None = None
+    client_secret: str | None = field(default=None, repr=False)
+    #: A Client ID Metadata Document URL, used as client_id where the server supports CIMD.
+    client_metadata_url: str | None = None
+    #: The loopback port of the redirect URI (else a free one).
+    callback_port: int | None = None
+    grant_type: GrantType = "authorization_code"
+    #: PEM of the private key for ``private_key_jwt`` (read from ``privateKeyFile``).
+    private_key_pem: str | None = field(default=None, repr=False)
+    #: JWS algorithm for ``private_key_jwt`` (ES256, RS256, ...); else from the key type.
+    signing_algorithm: str | None = None
+
+
+@dataclass(slots=True)
+class Tokens:
+    """What the token endpoint gave for one MCP server, and what is needed to renew it."""
+
+    access_token: str = field(repr=False)
+    token_type: str = "Bearer"
+    #: Wall-clock expiry (None: the server did not say).
+    expires_at: float | None = None
+    refresh_token: str | None = field(default=None, repr=False)
+    scope: str | None = None
+    #: The authorization server that issued them, its token endpoint, and the client.
+    issuer: str | None = None
+    token_endpoint: str | None = None
+    client_id: str | None = None
+    #: The ``resource`` they were requested for (the PRM's value, byte for byte).
+    resource: str | None = None
+
+    def expired(self, now: float | None = None, margin: float = REFRESH_MARGIN_S) -> bool:
+        """Whether the access token is (about to be) past its expiry."""
+        if self.expires_at is None:
+            return False
+        return (time.time() if now is None else now) >= self.expires_at - margin
+
+    def to_json(self) -> dict[str, Any]:
+        return {k: getattr(self, k) for k in self.__slots__ if getattr(self, k) is not None}
+
+    @classmethod
+    def from_json(cls, data: Mapping[str, Any]) -> Tokens:
+        known = {k: data[k] for k in cls.__slots__ if k in data}
+        if not isinstance(known.get("access_token"), str):
+            raise ValueError("no access_token")
+        return cls(**known)
+
+
+@dataclass(slots=True)
+class ClientRegistration:
+    """How cat-code is known to one authorization server (keyed by its issuer)."""
+
+    issuer: str
+    client_id: str
+    client_secret: str | None = field(default=None, repr=False)
+    #: ``none``, ``client_secret_basic``, ``client_secret_post`` or ``private_key_jwt``.
+    token_endpoint_auth_method: str = "none"
+    redirect_uris: tuple[str, ...] = ()
+    #: Where it came from: ``config``, ``cimd`` or ``dcr`` (only ``dcr`` is stored).
+    source: str = "dcr"
+
+    def to_json(self) -> dict[str, Any]:
+        data = {k: getattr(self, k) for k in self.__slots__ if getattr(self, k) is not None}
+        data["redirect_uris"] = list(self.redirect_uris)
+        return data
+
+    @classmethod
+    def from_json(cls, data: Mapping[str, Any]) -> ClientRegistration:
+        known = {k: data[k] for k in cls.__slots__ if k in data}
+        if not isinstance(known.get("issuer"), str) or not isinstance(known.get("client_id"), str):
+            raise ValueError("no issuer or client_id")
+        known["redirect_uris"] = tuple(known.get("redirect_uris") or ())
+        return cls(**known)
+
+
+#: The query parameters of the redirect back from the authorization server
+#: (``code``, ``state``, ``iss``, or ``error`` and ``error_description``).
+AuthorizationResponse = Mapping[str, str]
+
+
+class Authorizer(Protocol):
+    """The person's side of the authorization-code flow (a browser and a loopback
+    listener, a pasted URL, or a headless test double)."""
+
+    async def redirect_uri(self) -> str:
+        """Get ready (start listening) and return the redirect URI to register and send."""
+
+    async def authorize(self, url: str) -> AuthorizationResponse:
+        """Send the person to ``url`` and return the redirect's query parameters (bounded)."""
+
+    async def aclose(self) -> None:
+        """Stop listening. Idempotent."""
+
+
+class TokenStore(Protocol):
+    """Where tokens (per MCP server) and registrations (per authorization server) live."""
+
+    def tokens(self, server: str) -> Tokens | None: ...
+
+    def save_tokens(self, server: str, tokens: Tokens) -> None: ...
+
+    def forget(self, server: str) -> None:
+        """Drop the server's tokens (its authorization server's registration stays)."""
+
+    def registration(self, issuer: str) -> ClientRegistration | None: ...
+
+    def save_registration(self, registration: ClientRegistration) -> None: ...
+
+    def locked(self, server: str) -> AbstractAsyncContextManager[None]:
+        """Held while refreshing ``server``'s tokens: one refresh at a time, across
+        processes too; re-read `tokens` inside it (another may have refreshed)."""
+
+
+class NeedsLogin(AuthenticationRequired):
+    """The server wants a sign-in that needs a person, and none can be asked here."""
+
+    def __init__(self, message: str, www_authenticate: str | None = None) -> None:
+        super().__init__(message, www_authenticate)
+
+
+def canonical_server_url(url: str) -> str:
+    """The key tokens are stored under: scheme and host lowercased, no fragment, no
+    trailing slash (``https://MCP.example.com/mcp/#x`` → ``https://mcp.example.com/mcp``)."""
+    parts = urlsplit(url.strip())
+    path = parts.path.rstrip("/")
+    return urlunsplit((parts.scheme.lower(), parts.netloc.lower(), path, parts.query, ""))
