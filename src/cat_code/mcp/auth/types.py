@@ -55,6 +55,8 @@ class Tokens:
     client_id: str | None = None
     #: The ``resource`` they were requested for (the PRM's value, byte for byte).
     resource: str | None = None
+    #: How the client authenticated at the token endpoint (reused to refresh).
+    token_endpoint_auth_method: str | None = None
 
     def expired(self, now: float | None = None, margin: float = REFRESH_MARGIN_S) -> bool:
         """Whether the access token is (about to be) past its expiry."""
@@ -143,6 +145,16 @@ class NeedsLogin(AuthenticationRequired):
 
     def __init__(self, message: str, www_authenticate: str | None = None) -> None:
         super().__init__(message, www_authenticate)
+
+
+class AuthorizationFailed(AuthenticationRequired):
+    """OAuth could not get a token: discovery refused (a ``resource`` or ``issuer`` that
+    does not match, an ``http`` endpoint), no way to identify the client, the person
+    declined, a response that failed the ``state``/``iss`` checks, or the token endpoint
+    said no. The message names URLs and OAuth error codes only, never a secret."""
+
+    def __init__(self, message: str) -> None:
+        super().__init__(message, None)
 
 
 def canonical_server_url(url: str) -> str:
