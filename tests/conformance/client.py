@@ -4,17 +4,29 @@
 with the server URL as the last argument and the scenario in ``MCP_CONFORMANCE_SCENARIO``.
 Each scenario runs the real code paths (`McpClient` over `StreamableHttpTransport`) and the
 process exits 0 only if the scenario's actions succeeded. Logs go to stderr.
+
+Every ``auth/*`` scenario runs through `McpAuth` (the OAuth flow the command line uses)
+with a `MemoryTokenStore` and a headless `Authorizer` that GETs the authorization URL
+without following its redirect and hands the ``Location``'s query back; credentials come
+from ``MCP_CONFORMANCE_CONTEXT``. It then lists the tools and calls the first one.
 """
 
 from __future__ import annotations
 
 import asyncio
+import json
 import logging
 import os
 import sys
 from collections.abc import Awaitable, Callable
 from typing import Any
+from urllib.parse import parse_qsl, urlsplit
 
+import httpx2
+
+from cat_code.mcp.auth import AuthorizationResponse, OAuthSettings
+from cat_code.mcp.auth.provider import McpAuth
+from cat_code.mcp.auth.store import MemoryTokenStore
 from cat_code.mcp.client import McpClient
 from cat_code.mcp.http import StreamableHttpTransport
 
@@ -22,6 +34,49 @@ logger = logging.getLogger("conformance")
 
 #: The harness kills a client after 60 s (our --timeout); give up cleanly before that.
 OVERALL_TIMEOUT_S = 50.0
+REDIRECT_URI = "http://localhost:3000/callback"
+#: The conformance suite's Client ID Metadata Document URL (never fetched by its mocks).
+CIMD_URL = "https://conformance-test.local/client-metadata.json"
+
+
+class HeadlessAuthorizer:
+    """The person in the browser, played by a GET that does not follow the redirect."""
+
+    def __init__(self) -> None:
+        self._http = httpx2.AsyncClient(follow_redirects=False, timeout=10.0)
+
+    async def redirect_uri(self) -> str:
+        return REDIRECT_URI
+
+    async def authorize(self, url: str) -> AuthorizationResponse:
+        response = await self._http.get(url)
+        location = response.headers.get("location")
+        if response.status_code not in (301, 302, 303, 307, 308) or not location:
+            raise RuntimeError(f"authorization endpoint answered HTTP {response.status_code}")
+        return dict(parse_qsl(urlsplit(location).query, keep_blank_values=True))
+
+    async def aclose(self) -> None:
+        await self._http.aclose()
+
+
+def oauth_settings(context: dict[str, Any]) -> OAuthSettings:
+    """The scenario's credentials as an entry's ``oauth`` block would give them."""
+    name = str(context.get("name", ""))
+    return OAuthSettings(
+        client_id=context.get("client_id"),
+        client_secret=context.get("client_secret"),
+        client_metadata_url=CIMD_URL,
+        grant_type="client_credentials" if "client-credentials" in name else "authorization_code",
+        private_key_pem=context.get("private_key_pem"),
+        signing_algorithm=context.get("signing_algorithm"),
+    )
+
+
+async def call_first_tool(client: McpClient) -> None:
+    tools = await client.list_tools()
+    if tools:
+        result = await client.call_tool(tools[0]["name"], {})
+        _expect_success(result)
 
 
 async def accept_with_defaults(params: dict[str, Any]) -> dict[str, Any]:
@@ -72,9 +127,19 @@ SCENARIOS: dict[str, Callable[[McpClient], Awaitable[None]]] = {
 
 
 async def run(scenario: str, url: str) -> None:
-    action = SCENARIOS[scenario]
+    auth: McpAuth | None = None
+    authorizer: HeadlessAuthorizer | None = None
+    if scenario.startswith("auth/"):
+        action: Callable[[McpClient], Awaitable[None]] = call_first_tool
+        context = json.loads(os.environ.get("MCP_CONFORMANCE_CONTEXT") or "{}")
+        authorizer = HeadlessAuthorizer()
+        auth = McpAuth(
+            url, settings=oauth_settings(context), store=MemoryTokenStore(), authorizer=authorizer
+        )
+    else:
+        action = SCENARIOS[scenario]
     client = McpClient(
-        StreamableHttpTransport(url, name=scenario),
+        StreamableHttpTransport(url, name=scenario, auth=auth),
         name=scenario,
         elicitation_handler=accept_with_defaults if scenario.startswith("elicitation") else None,
     )
@@ -85,6 +150,10 @@ async def run(scenario: str, url: str) -> None:
             await action(client)
     finally:
         await client.close()
+        if auth is not None:
+            await auth.aclose()
+        if authorizer is not None:
+            await authorizer.aclose()
 
 
 def main(argv: list[str]) -> int:
@@ -94,7 +163,7 @@ def main(argv: list[str]) -> int:
         format="%(asctime)s %(name)s %(levelname)s %(message)s",
     )
     scenario = os.environ.get("MCP_CONFORMANCE_SCENARIO", "")
-    if len(argv) < 2 or scenario not in SCENARIOS:
+    if len(argv) < 2 or (scenario not in SCENARIOS and not scenario.startswith("auth/")):
         sys.stderr.write(
             f"usage: MCP_CONFORMANCE_SCENARIO=<{'|'.join(SCENARIOS)}> client.py URL "
             f"(got scenario {scenario!r})\n"
