@@ -29,6 +29,7 @@ from cat_code.mcp.auth.provider import McpAuth
 from cat_code.mcp.auth.store import MemoryTokenStore
 from cat_code.mcp.client import McpClient
 from cat_code.mcp.http import StreamableHttpTransport
+from cat_code.mcp.http_pipeline import SEND_TIMEOUTS, HttpPipeline, dumps
 
 logger = logging.getLogger("conformance")
 
@@ -126,6 +127,59 @@ SCENARIOS: dict[str, Callable[[McpClient], Awaitable[None]]] = {
 }
 
 
+STATELESS_VERSION = "2026-07-28"
+
+
+async def run_stateless(url: str, auth: McpAuth) -> None:
+    """List the tools and call the first one on the 2026-07-28 stateless wire.
+
+    cat-code's `McpClient` does not speak 2026-07-28 yet (a later issue); the alpha harness
+    runs its newer auth scenarios on that wire, so this thin driver sends the two requests
+    itself, through the same `HttpPipeline` and `McpAuth` the transports use.
+    """
+    pipeline = HttpPipeline(url, name="conformance", auth=auth)
+    await pipeline.open()
+    meta = {
+        "io.modelcontextprotocol/protocolVersion": STATELESS_VERSION,
+        "io.modelcontextprotocol/clientCapabilities": {},
+        "io.modelcontextprotocol/clientInfo": {"name": "cat-code-conformance", "version": "0"},
+    }
+    headers = {
+        **pipeline.base_headers,
+        "accept": "application/json, text/event-stream",
+        "content-type": "application/json",
+        "mcp-protocol-version": STATELESS_VERSION,
+    }
+
+    async def call(ident: int, method: str, params: dict[str, Any]) -> Any:
+        message = {
+            "jsonrpc": "2.0",
+            "id": ident,
+            "method": method,
+            "params": {**params, "_meta": meta},
+        }
+        response = await pipeline.send(
+            "POST", headers, dumps(message), extensions=SEND_TIMEOUTS, what=method
+        )
+        try:
+            if response.status_code != 200:
+                raise await pipeline.status_error(response, method)
+            body = await pipeline.read_json(response, method)
+        finally:
+            await response.aclose()
+        if "error" in body:
+            raise RuntimeError(f"{method}: {body['error']}")
+        return body["result"]
+
+    try:
+        tools = (await call(1, "tools/list", {})).get("tools") or []
+        if tools:
+            result = await call(2, "tools/call", {"name": tools[0]["name"], "arguments": {}})
+            _expect_success(result)
+    finally:
+        await pipeline.aclose()
+
+
 async def run(scenario: str, url: str) -> None:
     auth: McpAuth | None = None
     authorizer: HeadlessAuthorizer | None = None
@@ -138,6 +192,15 @@ async def run(scenario: str, url: str) -> None:
         )
     else:
         action = SCENARIOS[scenario]
+    if auth is not None and os.environ.get("MCP_CONFORMANCE_PROTOCOL_VERSION") == STATELESS_VERSION:
+        try:
+            async with asyncio.timeout(OVERALL_TIMEOUT_S):
+                await run_stateless(url, auth)
+        finally:
+            await auth.aclose()
+            if authorizer is not None:
+                await authorizer.aclose()
+        return
     client = McpClient(
         StreamableHttpTransport(url, name=scenario, auth=auth),
         name=scenario,
