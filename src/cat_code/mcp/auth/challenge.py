@@ -13,7 +13,7 @@ from dataclasses import dataclass, field
 
 _TOKEN = r"[!#$%&'*+\-.^_`|~0-9A-Za-z]+"
 _QUOTED = r'"(?:[^"\\]|\\.)*"'
-_PARAM = re.compile(rf"\s*({_TOKEN})\s*=\s*({_QUOTED}|[^,\s]*)\s*")
+_PARAM = re.compile(rf"\s*({_TOKEN})\s*=\s*({_QUOTED}|[^\",\s][^,\s]*)\s*")
 _TOKEN68 = re.compile(r"\s*([A-Za-z0-9\-._~+/]+=*)\s*(?:,|$)")
 _SCHEME = re.compile(rf"[\s,]*({_TOKEN})")
 
