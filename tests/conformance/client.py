@@ -62,14 +62,21 @@ class HeadlessAuthorizer:
 
 def oauth_settings(context: dict[str, Any]) -> OAuthSettings:
     """The scenario's credentials as an entry's ``oauth`` block would give them."""
-    name = str(context.get("name", ""))
+    grant: Any = "authorization_code"
+    if context.get("idp_id_token"):
+        grant = "id_jag"
+    elif "client-credentials" in str(context.get("name", "")):
+        grant = "client_credentials"
     return OAuthSettings(
         client_id=context.get("client_id"),
         client_secret=context.get("client_secret"),
         client_metadata_url=CIMD_URL,
-        grant_type="client_credentials" if "client-credentials" in name else "authorization_code",
+        grant_type=grant,
         private_key_pem=context.get("private_key_pem"),
         signing_algorithm=context.get("signing_algorithm"),
+        idp_token_endpoint=context.get("idp_token_endpoint"),
+        idp_client_id=context.get("idp_client_id"),
+        idp_id_token=context.get("idp_id_token"),
     )
 
 

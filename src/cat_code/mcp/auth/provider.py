@@ -26,6 +26,7 @@ from cat_code.mcp.auth.discovery import (
     fetch_auth_server_metadata,
     fetch_resource_metadata,
 )
+from cat_code.mcp.auth.enterprise import jwt_bearer_grant, request_id_jag
 from cat_code.mcp.auth.flow import authorize, choose_scope
 from cat_code.mcp.auth.registration import configured_registration
 from cat_code.mcp.auth.tokens import TokenEndpointError, client_credentials, refresh
@@ -245,7 +246,7 @@ class McpAuth(httpx2.Auth):
 
     async def _obtain(self, challenge: BearerChallenge, previous_scope: str | None) -> Tokens:
         """Discovery, then the grant: client credentials, or a person through the authorizer."""
-        machine = self.settings.grant_type == "client_credentials"
+        machine = self.settings.grant_type in ("client_credentials", "id_jag")
         if not machine and self.authorizer is None:
             raise NeedsLogin(f"{public_url(self._url)} needs a sign-in")
         http = self._client()
@@ -261,8 +262,23 @@ class McpAuth(httpx2.Auth):
             registration = configured_registration(self.settings, metadata)
             if registration is None:
                 raise AuthorizationFailed(
-                    "the client_credentials grant needs oauth.clientId with a clientSecret "
-                    "or a private key"
+                    f"the {self.settings.grant_type} grant needs oauth.clientId with a "
+                    "clientSecret or a private key"
+                )
+            scope = choose_scope(challenge.scope, resource_scopes, None, previous_scope)
+            if self.settings.grant_type == "id_jag":
+                assertion = await request_id_jag(
+                    http, self.settings, audience=metadata.issuer, resource=resource, scope=scope
+                )
+                return await jwt_bearer_grant(
+                    http,
+                    metadata.token_endpoint,
+                    registration,
+                    issuer=metadata.issuer,
+                    assertion=assertion,
+                    resource=resource,
+                    scope=scope,
+                    settings=self.settings,
                 )
             return await client_credentials(
                 http,
@@ -270,7 +286,7 @@ class McpAuth(httpx2.Auth):
                 registration,
                 issuer=metadata.issuer,
                 resource=resource,
-                scope=choose_scope(challenge.scope, resource_scopes, None, previous_scope),
+                scope=scope,
                 private_key_pem=self.settings.private_key_pem,
                 signing_algorithm=self.settings.signing_algorithm,
             )
