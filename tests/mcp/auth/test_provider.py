@@ -8,6 +8,7 @@ import asyncio
 import logging
 import time
 from collections.abc import AsyncIterator
+from urllib.parse import parse_qsl
 
 import httpx2
 import pytest
@@ -226,3 +227,51 @@ async def test_sign_in_ignores_stored_tokens_when_fresh(
     tokens = await auth.sign_in()
     assert tokens.access_token != "stale"
     assert store.tokens(KEY) == tokens
+
+
+async def test_enterprise_sign_in_trades_the_id_token_for_an_id_jag_then_a_token(
+    world: World,
+) -> None:
+    world.token_methods = ["client_secret_basic"]
+    idp_forms: list[dict[str, str]] = []
+
+    def handler(request: httpx2.Request) -> httpx2.Response:
+        if request.url.host == "idp.example.com":
+            idp_forms.append(dict(parse_qsl(request.content.decode())))
+            return httpx2.Response(200, json={"access_token": "the-jag", "token_type": "N_A"})
+        if request.url.path == "/token":
+            # The world's token endpoint knows no jwt-bearer grant: stand in for it.
+            world.seen.append(request)
+            world.valid["from-jag"] = set()
+            return httpx2.Response(200, json={"access_token": "from-jag", "token_type": "Bearer"})
+        return world.handle(request)
+
+    settings = OAuthSettings(
+        client_id="app",
+        client_secret="pw",
+        grant_type="id_jag",
+        idp_token_endpoint="https://idp.example.com/token",
+        idp_client_id="idp-app",
+        idp_id_token="the-id-token",
+    )
+    async with httpx2.AsyncClient(transport=httpx2.MockTransport(handler)) as http:
+        response = await http.post(MCP, json={}, auth=_auth(world, http, settings=settings))
+    assert response.status_code == 200
+    assert idp_forms == [
+        {
+            "grant_type": "urn:ietf:params:oauth:grant-type:token-exchange",
+            "subject_token": "the-id-token",
+            "subject_token_type": "urn:ietf:params:oauth:token-type:id_token",
+            "requested_token_type": "urn:ietf:params:oauth:token-type:id-jag",
+            "audience": ISSUER,
+            "resource": MCP,
+            "client_id": "idp-app",
+        }
+    ]
+    [grant] = [r for r in world.seen if r.url.path == "/token"]
+    assert basic_credentials(grant) == ("app", "pw")
+    assert dict(parse_qsl(grant.content.decode())) == {
+        "grant_type": "urn:ietf:params:oauth:grant-type:jwt-bearer",
+        "assertion": "the-jag",
+        "resource": MCP,
+    }
