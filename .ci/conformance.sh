@@ -131,7 +131,8 @@ for name in sys.argv[5].split() + sys.argv[6].split():
 
 
 def judge(version: str, scenario: str) -> tuple[bool, str, list[str]]:
-    found = sorted((out / version).glob(f"{scenario}-*/checks.json"))
+    # `<scenario>-<timestamp>`: iss-supported must not pick up iss-supported-missing.
+    found = sorted((out / version).glob(f"{scenario}-[0-9]*/checks.json"))
     if not found:
         return False, "NO RESULTS", []
     checks = json.loads(found[-1].read_text())
