@@ -4,24 +4,87 @@
 with the server URL as the last argument and the scenario in ``MCP_CONFORMANCE_SCENARIO``.
 Each scenario runs the real code paths (`McpClient` over `StreamableHttpTransport`) and the
 process exits 0 only if the scenario's actions succeeded. Logs go to stderr.
+
+Every ``auth/*`` scenario runs through `McpAuth` (the OAuth flow the command line uses)
+with a `MemoryTokenStore` and a headless `Authorizer` that GETs the authorization URL
+without following its redirect and hands the ``Location``'s query back; credentials come
+from ``MCP_CONFORMANCE_CONTEXT``. It then lists the tools and calls the first one.
 """
 
 from __future__ import annotations
 
 import asyncio
+import json
 import logging
 import os
 import sys
 from collections.abc import Awaitable, Callable
 from typing import Any
+from urllib.parse import parse_qsl, urlsplit
 
+import httpx2
+
+from cat_code.mcp.auth import AuthorizationResponse, OAuthSettings
+from cat_code.mcp.auth.provider import McpAuth
+from cat_code.mcp.auth.store import MemoryTokenStore
 from cat_code.mcp.client import McpClient
 from cat_code.mcp.http import StreamableHttpTransport
+from cat_code.mcp.http_pipeline import SEND_TIMEOUTS, HttpPipeline, dumps
 
 logger = logging.getLogger("conformance")
 
 #: The harness kills a client after 60 s (our --timeout); give up cleanly before that.
 OVERALL_TIMEOUT_S = 50.0
+REDIRECT_URI = "http://localhost:3000/callback"
+#: The conformance suite's Client ID Metadata Document URL (never fetched by its mocks).
+CIMD_URL = "https://conformance-test.local/client-metadata.json"
+
+
+class HeadlessAuthorizer:
+    """The person in the browser, played by a GET that does not follow the redirect."""
+
+    def __init__(self) -> None:
+        self._http = httpx2.AsyncClient(follow_redirects=False, timeout=10.0)
+
+    async def redirect_uri(self) -> str:
+        return REDIRECT_URI
+
+    async def authorize(self, url: str) -> AuthorizationResponse:
+        response = await self._http.get(url)
+        location = response.headers.get("location")
+        if response.status_code not in (301, 302, 303, 307, 308) or not location:
+            raise RuntimeError(f"authorization endpoint answered HTTP {response.status_code}")
+        return dict(parse_qsl(urlsplit(location).query, keep_blank_values=True))
+
+    async def aclose(self) -> None:
+        await self._http.aclose()
+
+
+def oauth_settings(context: dict[str, Any]) -> OAuthSettings:
+    """The scenario's credentials as an entry's ``oauth`` block would give them."""
+    grant: Any = "authorization_code"
+    if context.get("idp_id_token"):
+        grant = "id_jag"
+    elif "client-credentials" in str(context.get("name", "")):
+        grant = "client_credentials"
+    return OAuthSettings(
+        client_id=context.get("client_id"),
+        client_secret=context.get("client_secret"),
+        client_metadata_url=CIMD_URL,
+        grant_type=grant,
+        private_key_pem=context.get("private_key_pem"),
+        signing_algorithm=context.get("signing_algorithm"),
+        idp_token_endpoint=context.get("idp_token_endpoint"),
+        idp_client_id=context.get("idp_client_id"),
+        idp_id_token=context.get("idp_id_token"),
+    )
+
+
+async def call_first_tool(client: McpClient) -> None:
+    tools = await client.list_tools()
+    if tools:
+        result = await client.call_tool(tools[0]["name"], {})
+        _expect_success(result)
 
 
 async def accept_with_defaults(params: dict[str, Any]) -> dict[str, Any]:
@@ -71,10 +134,82 @@ SCENARIOS: dict[str, Callable[[McpClient], Awaitable[None]]] = {
 }
 
 
+STATELESS_VERSION = "2026-07-28"
+
+
+async def run_stateless(url: str, auth: McpAuth) -> None:
+    """List the tools and call the first one on the 2026-07-28 stateless wire.
+
+    cat-code's `McpClient` does not speak 2026-07-28 yet (a later issue); the alpha harness
+    runs its newer auth scenarios on that wire, so this thin driver sends the two requests
+    itself, through the same `HttpPipeline` and `McpAuth` the transports use.
+    """
+    pipeline = HttpPipeline(url, name="conformance", auth=auth)
+    await pipeline.open()
+    meta = {
+        "io.modelcontextprotocol/protocolVersion": STATELESS_VERSION,
+        "io.modelcontextprotocol/clientCapabilities": {},
+        "io.modelcontextprotocol/clientInfo": {"name": "cat-code-conformance", "version": "0"},
+    }
+    headers = {
+        **pipeline.base_headers,
+        "accept": "application/json, text/event-stream",
+        "content-type": "application/json",
+        "mcp-protocol-version": STATELESS_VERSION,
+    }
+
+    async def call(ident: int, method: str, params: dict[str, Any]) -> Any:
+        message = {
+            "jsonrpc": "2.0",
+            "id": ident,
+            "method": method,
+            "params": {**params, "_meta": meta},
+        }
+        response = await pipeline.send(
+            "POST", headers, dumps(message), extensions=SEND_TIMEOUTS, what=method
+        )
+        try:
+            if response.status_code != 200:
+                raise await pipeline.status_error(response, method)
+            body = await pipeline.read_json(response, method)
+        finally:
+            await response.aclose()
+        if "error" in body:
+            raise RuntimeError(f"{method}: {body['error']}")
+        return body["result"]
+
+    try:
+        tools = (await call(1, "tools/list", {})).get("tools") or []
+        if tools:
+            result = await call(2, "tools/call", {"name": tools[0]["name"], "arguments": {}})
+            _expect_success(result)
+    finally:
+        await pipeline.aclose()
+
+
 async def run(scenario: str, url: str) -> None:
-    action = SCENARIOS[scenario]
+    auth: McpAuth | None = None
+    authorizer: HeadlessAuthorizer | None = None
+    if scenario.startswith("auth/"):
+        action: Callable[[McpClient], Awaitable[None]] = call_first_tool
+        context = json.loads(os.environ.get("MCP_CONFORMANCE_CONTEXT") or "{}")
+        authorizer = HeadlessAuthorizer()
+        auth = McpAuth(
+            url, settings=oauth_settings(context), store=MemoryTokenStore(), authorizer=authorizer
+        )
+    else:
+        action = SCENARIOS[scenario]
+    if auth is not None and os.environ.get("MCP_CONFORMANCE_PROTOCOL_VERSION") == STATELESS_VERSION:
+        try:
+            async with asyncio.timeout(OVERALL_TIMEOUT_S):
+                await run_stateless(url, auth)
+        finally:
+            await auth.aclose()
+            if authorizer is not None:
+                await authorizer.aclose()
+        return
     client = McpClient(
-        StreamableHttpTransport(url, name=scenario),
+        StreamableHttpTransport(url, name=scenario, auth=auth),
         name=scenario,
         elicitation_handler=accept_with_defaults if scenario.startswith("elicitation") else None,
     )
@@ -85,6 +220,10 @@ async def run(scenario: str, url: str) -> None:
             await action(client)
     finally:
         await client.close()
+        if auth is not None:
+            await auth.aclose()
+        if authorizer is not None:
+            await authorizer.aclose()
 
 
 def main(argv: list[str]) -> int:
@@ -94,7 +233,7 @@ def main(argv: list[str]) -> int:
         format="%(asctime)s %(name)s %(levelname)s %(message)s",
     )
     scenario = os.environ.get("MCP_CONFORMANCE_SCENARIO", "")
-    if len(argv) < 2 or scenario not in SCENARIOS:
+    if len(argv) < 2 or (scenario not in SCENARIOS and not scenario.startswith("auth/")):
         sys.stderr.write(
             f"usage: MCP_CONFORMANCE_SCENARIO=<{'|'.join(SCENARIOS)}> client.py URL "
             f"(got scenario {scenario!r})\n"

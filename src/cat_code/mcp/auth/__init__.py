@@ -5,7 +5,7 @@ The package plugs into the one HTTP pipeline (`cat_code.mcp.http_pipeline`) as a
 
 - ``types``: the shared vocabulary: `OAuthSettings` (an entry's ``oauth`` block), `Tokens`,
   `ClientRegistration`, `AuthorizationResponse`, the `Authorizer` and `TokenStore`
-  protocols, `NeedsLogin`, and `canonical_server_url`.
+  protocols, `NeedsLogin`, `AuthorizationFailed`, and `canonical_server_url`.
 - ``challenge``: ``WWW-Authenticate`` parsing (RFC 7235 / 6750 / 9728).
 - ``discovery``: Protected Resource Metadata (RFC 9728) and authorization-server metadata
   (RFC 8414 + OIDC discovery, the 2025-03-26 fallback), with the ``resource`` and ``issuer``
@@ -15,6 +15,8 @@ The package plugs into the one HTTP pipeline (`cat_code.mcp.http_pipeline`) as a
 - ``tokens``: the token endpoint: code exchange, refresh, client credentials, and client
   authentication (``none``, ``client_secret_basic``, ``client_secret_post``,
   ``private_key_jwt``).
+- ``enterprise``: enterprise-managed authorization (SEP-990): an IdP's ID token exchanged
+  for an ID-JAG (RFC 8693), redeemed as a JWT bearer grant (RFC 7523); no browser.
 - ``flow``: the authorization-code flow (PKCE S256, ``state``, RFC 8707 ``resource``,
   scope choice, the RFC 9207 ``iss`` check) driven through an `Authorizer`.
 - ``provider``: `McpAuth`, the ``httpx2.Auth``: bearer on requests to the MCP server's
@@ -30,6 +32,7 @@ metadata, registration and token endpoints never follow redirects.
 """
 
 from cat_code.mcp.auth.types import (
+    AuthorizationFailed,
     AuthorizationResponse,
     Authorizer,
     ClientRegistration,
@@ -41,6 +44,7 @@ from cat_code.mcp.auth.types import (
 )
 
 __all__ = [
+    "AuthorizationFailed",
     "AuthorizationResponse",
     "Authorizer",
     "ClientRegistration",

@@ -1,13 +1,52 @@
-"""`McpAuth`: OAuth for one MCP server as an ``httpx2.Auth`` flow (being built; see the
-package docstring for the design)."""
+"""`McpAuth`: OAuth for one MCP server as an ``httpx2.Auth`` flow.
+
+The flow yields the caller's request (with ``Authorization: Bearer`` when it goes to the
+MCP server's origin and a token is held), then reacts to the answer: a 401 tries one
+refresh, else discovers the authorization server afresh (it may have moved) and signs in;
+a 403 ``insufficient_scope`` re-authorizes for the wider scope; each time the request is
+sent once more. Invariants: at most `MAX_AUTHORIZATIONS` sign-ins per request, and a 401
+right after a sign-in ends the request (the pipeline raises `AuthenticationRequired`);
+one refresh at a time per server, under ``store.locked`` with the store re-read inside;
+one sign-in at a time per `McpAuth`; discovery, registration and token requests use the
+auth layer's own client (no redirects, never this auth); secrets never reach a log line.
+"""
 
 from __future__ import annotations
 
+import asyncio
+import logging
 from collections.abc import AsyncGenerator
 
 import httpx2
 
-from cat_code.mcp.auth.types import Authorizer, OAuthSettings, TokenStore
+from cat_code.mcp.auth._http import new_client
+from cat_code.mcp.auth.challenge import BearerChallenge, bearer_challenge
+from cat_code.mcp.auth.discovery import (
+    fallback_auth_server_metadata,
+    fetch_auth_server_metadata,
+    fetch_resource_metadata,
+)
+from cat_code.mcp.auth.enterprise import jwt_bearer_grant, request_id_jag
+from cat_code.mcp.auth.flow import authorize, choose_scope
+from cat_code.mcp.auth.registration import configured_registration
+from cat_code.mcp.auth.tokens import TokenEndpointError, client_credentials, refresh
+from cat_code.mcp.auth.types import (
+    AuthorizationFailed,
+    Authorizer,
+    ClientRegistration,
+    NeedsLogin,
+    OAuthSettings,
+    Tokens,
+    TokenStore,
+    canonical_server_url,
+)
+from cat_code.mcp.http_pipeline import public_url, same_origin
+
+logger = logging.getLogger(__name__)
+
+#: Sign-ins one request may cause (the first 401 and step-ups together); the spec says
+#: "no more than a few", the conformance suite fails a client past three.
+MAX_AUTHORIZATIONS = 3
 
 
 class McpAuth(httpx2.Auth):
@@ -17,6 +56,10 @@ class McpAuth(httpx2.Auth):
     ``authorizer`` is the person (None: a sign-in that needs one raises `NeedsLogin`);
     ``fresh`` ignores stored tokens (``cat-code mcp login``); ``http_client`` is used for
     discovery, registration and token requests (else one of its own, closed by `aclose`).
+
+    Raised out of a request (through the pipeline): `NeedsLogin` when a person must sign
+    in and there is no authorizer; `AuthorizationFailed` (or its `TokenEndpointError`)
+    when signing in failed. Both are `AuthenticationRequired`.
     """
 
     def __init__(
@@ -34,13 +77,231 @@ class McpAuth(httpx2.Auth):
         self.store = store
         self.authorizer = authorizer
         self.fresh = fresh
+        #: The key of this server's tokens in the store.
+        self.key = canonical_server_url(server_url)
+        self._url = httpx2.URL(server_url)
         self._http = http_client
+        self._owns_http = http_client is None
+        self._signed_in = False
+        self._sign_in_lock = asyncio.Lock()
+
+    # -- the httpx2 flow -----------------------------------------------------------------
 
     async def async_auth_flow(
         self, request: httpx2.Request
     ) -> AsyncGenerator[httpx2.Request, httpx2.Response]:
-        raise NotImplementedError
-        yield request  # pragma: no cover
+        if not same_origin(request.url, self._url):
+            yield request
+            return
+        tokens = await self._usable_tokens()
+        _bear(request, tokens)
+        response = yield request
+        authorizations = 0
+        refreshed = False
+        while True:
+            status = response.status_code
+            challenge = bearer_challenge(response.headers.get("www-authenticate"))
+            if status == 401:
+                if authorizations:
+                    logger.warning("%s refused a token it just issued", public_url(self._url))
+                    return
+                if tokens is not None and tokens.refresh_token and not refreshed:
+                    refreshed = True
+                    renewed = await self._refresh_rejected(tokens)
+                    if renewed is not None:
+                        tokens = renewed
+                        _bear(request, tokens)
+                        response = yield request
+                        continue
+                tokens = await self._sign_in(challenge, sent=tokens)
+            elif status == 403 and challenge.error == "insufficient_scope":
+                if authorizations >= MAX_AUTHORIZATIONS:
+                    logger.warning(
+                        "%s still wants more scope after %d sign-ins; giving up",
+                        public_url(self._url),
+                        authorizations,
+                    )
+                    return
+                tokens = await self._sign_in(challenge, sent=tokens, step_up=True)
+            else:
+                return
+            authorizations += 1
+            _bear(request, tokens)
+            response = yield request
+
+    # -- public --------------------------------------------------------------------------
+
+    async def sign_in(self) -> Tokens:
+        """Discover and sign in now, whatever is stored (``cat-code mcp login``)."""
+        return await self._sign_in(BearerChallenge(), sent=None, force=True)
 
     async def aclose(self) -> None:
         """Close what this object opened (its own HTTP client)."""
+        http, self._http = self._http, None
+        if http is not None and self._owns_http:
+            await http.aclose()
+
+    # -- tokens --------------------------------------------------------------------------
+
+    def _client(self) -> httpx2.AsyncClient:
+        if self._http is None:
+            self._http = new_client()
+            self._owns_http = True
+        return self._http
+
+    def _stored(self) -> Tokens | None:
+        if self.fresh and not self._signed_in:
+            return None
+        return self.store.tokens(self.key)
+
+    async def _usable_tokens(self) -> Tokens | None:
+        """The stored tokens, refreshed first when they are about to expire."""
+        tokens = self._stored()
+        if tokens is None or not tokens.expired() or not tokens.refresh_token:
+            return tokens
+        async with self.store.locked(self.key):
+            current = self._stored()  # another request or process may have refreshed
+            if current is None or not current.expired() or not current.refresh_token:
+                return current
+            return await self._refresh_locked(current) or self._stored()
+
+    async def _refresh_rejected(self, sent: Tokens) -> Tokens | None:
+        """After a 401: newer tokens from the store, else one refresh (None: sign in)."""
+        async with self.store.locked(self.key):
+            current = self._stored()
+            if current is not None and current.access_token != sent.access_token:
+                return current
+            if current is None or not current.refresh_token:
+                return None
+            return await self._refresh_locked(current)
+
+    async def _refresh_locked(self, tokens: Tokens) -> Tokens | None:
+        """Refresh (the store's lock held); a refused refresh token is forgotten."""
+        try:
+            renewed = await refresh(
+                self._client(),
+                tokens,
+                self._registration_of(tokens),
+                private_key_pem=self.settings.private_key_pem,
+                signing_algorithm=self.settings.signing_algorithm,
+            )
+        except TokenEndpointError as exc:
+            logger.info("refresh at %s refused (%s)", tokens.issuer, exc.error or exc.http_status)
+            if exc.error in ("invalid_grant", "invalid_client", "unauthorized_client"):
+                self.store.forget(self.key)
+            return None
+        except AuthorizationFailed as exc:
+            logger.info("refresh failed: %s", exc)
+            return None
+        self.store.save_tokens(self.key, renewed)
+        logger.info("refreshed the token for %s", public_url(self._url))
+        return renewed
+
+    def _registration_of(self, tokens: Tokens) -> ClientRegistration:
+        """The client that got ``tokens`` (to authenticate their refresh)."""
+        issuer, client_id = tokens.issuer or "", tokens.client_id or ""
+        method = tokens.token_endpoint_auth_method
+        settings = self.settings
+        if settings.client_id and settings.client_id == client_id:
+            if method is None:
+                method = (
+                    "private_key_jwt"
+                    if settings.private_key_pem
+                    else "client_secret_basic"
+                    if settings.client_secret
+                    else "none"
+                )
+            return ClientRegistration(
+                issuer, client_id, settings.client_secret, method, source="config"
+            )
+        stored = self.store.registration(issuer)
+        if stored is not None and stored.client_id == client_id:
+            return stored
+        return ClientRegistration(issuer, client_id, None, method or "none", source="cimd")
+
+    # -- sign-in -------------------------------------------------------------------------
+
+    async def _sign_in(
+        self,
+        challenge: BearerChallenge,
+        *,
+        sent: Tokens | None,
+        step_up: bool = False,
+        force: bool = False,
+    ) -> Tokens:
+        async with self._sign_in_lock:
+            current = self._stored()
+            fresher = current is not None and (
+                sent is None or current.access_token != sent.access_token
+            )
+            if fresher and not step_up and not force:
+                assert current is not None
+                return current  # another request signed in while this one waited
+            previous = sent.scope if step_up and sent is not None else None
+            tokens = await self._obtain(challenge, previous)
+            self.store.save_tokens(self.key, tokens)
+            self._signed_in = True
+            logger.info("signed in to %s at %s", public_url(self._url), tokens.issuer)
+            return tokens
+
+    async def _obtain(self, challenge: BearerChallenge, previous_scope: str | None) -> Tokens:
+        """Discovery, then the grant: client credentials, or a person through the authorizer."""
+        machine = self.settings.grant_type in ("client_credentials", "id_jag")
+        if not machine and self.authorizer is None:
+            raise NeedsLogin(f"{public_url(self._url)} needs a sign-in")
+        http = self._client()
+        prm = await fetch_resource_metadata(http, self.server_url, challenge.resource_metadata)
+        if prm is not None:
+            metadata = await fetch_auth_server_metadata(http, prm.authorization_servers[0])
+            resource: str | None = prm.resource
+            resource_scopes = prm.scopes_supported
+        else:
+            metadata = await fallback_auth_server_metadata(http, self.server_url)
+            resource, resource_scopes = self.key, None
+        if machine:
+            registration = configured_registration(self.settings, metadata)
+            if registration is None:
+                raise AuthorizationFailed(
+                    f"the {self.settings.grant_type} grant needs oauth.clientId with a "
+                    "clientSecret or a private key"
+                )
+            scope = choose_scope(challenge.scope, resource_scopes, None, previous_scope)
+            if self.settings.grant_type == "id_jag":
+                assertion = await request_id_jag(
+                    http, self.settings, audience=metadata.issuer, resource=resource, scope=scope
+                )
+                return await jwt_bearer_grant(
+                    http,
+                    metadata.token_endpoint,
+                    registration,
+                    issuer=metadata.issuer,
+                    assertion=assertion,
+                    resource=resource,
+                    scope=scope,
+                    settings=self.settings,
+                )
+            return await client_credentials(
+                http,
+                metadata.token_endpoint,
+                registration,
+                issuer=metadata.issuer,
+                resource=resource,
+                scope=scope,
+                private_key_pem=self.settings.private_key_pem,
+                signing_algorithm=self.settings.signing_algorithm,
+            )
+        assert self.authorizer is not None
+        return await authorize(
+            http,
+            self.authorizer,
+            metadata,
+            settings=self.settings,
+            store=self.store,
+            resource=resource,
+            scope=choose_scope(challenge.scope, resource_scopes, metadata, previous_scope),
+        )
+
+
+def _bear(request: httpx2.Request, tokens: Tokens | None) -> None:
+    if tokens is not None:
+        request.headers["Authorization"] = f"Bearer {tokens.access_token}"

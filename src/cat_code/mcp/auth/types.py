@@ -17,7 +17,10 @@ from urllib.parse import urlsplit, urlunsplit
 
 from cat_code.mcp.errors import AuthenticationRequired
 
-GrantType = Literal["authorization_code", "client_credentials"]
+#: ``id_jag``: enterprise-managed authorization (SEP-990): an identity provider's ID token is
+#: exchanged for an ID-JAG (RFC 8693), which the server's authorization server takes as a
+#: JWT bearer grant (RFC 7523); no browser.
+GrantType = Literal["authorization_code", "client_credentials", "id_jag"]
 #: Refresh this long before the access token expires (clocks drift; requests take time).
 REFRESH_MARGIN_S = 60.0
 
@@ -37,6 +40,12 @@ class OAuthSettings:
     private_key_pem: str | None = field(default=None, repr=False)
     #: JWS algorithm for ``private_key_jwt`` (ES256, RS256, ...); else from the key type.
     signing_algorithm: str | None = None
+    #: ``id_jag`` only: the identity provider's token endpoint, cat-code's client there,
+    #: and the ID token it issued to the user.
+    idp_token_endpoint: str | None = None
+    idp_client_id: str | None = None
+    idp_client_secret: str | None = field(default=None, repr=False)
+    idp_id_token: str | None = field(default=None, repr=False)
 
 
 @dataclass(slots=True)
@@ -55,6 +64,8 @@ class Tokens:
     client_id: str | None = None
     #: The ``resource`` they were requested for (the PRM's value, byte for byte).
     resource: str | None = None
+    #: How the client authenticated at the token endpoint (reused to refresh).
+    token_endpoint_auth_method: str | None = None
 
     def expired(self, now: float | None = None, margin: float = REFRESH_MARGIN_S) -> bool:
         """Whether the access token is (about to be) past its expiry."""
@@ -143,6 +154,16 @@ class NeedsLogin(AuthenticationRequired):
 
     def __init__(self, message: str, www_authenticate: str | None = None) -> None:
         super().__init__(message, www_authenticate)
+
+
+class AuthorizationFailed(AuthenticationRequired):
+    """OAuth could not get a token: discovery refused (a ``resource`` or ``issuer`` that
+    does not match, an ``http`` endpoint), no way to identify the client, the person
+    declined, a response that failed the ``state``/``iss`` checks, or the token endpoint
+    said no. The message names URLs and OAuth error codes only, never a secret."""
+
+    def __init__(self, message: str) -> None:
+        super().__init__(message, None)
 
 
 def canonical_server_url(url: str) -> str:

@@ -1,0 +1,313 @@
+"""The token endpoint: the authorization-code exchange, refresh, and the
+``client_credentials`` grant, each with the client authentication its registration names
+(``none``, ``client_secret_basic``, ``client_secret_post``, ``private_key_jwt`` per
+RFC 7523 with ``aud`` = the authorization server's issuer).
+
+Invariants: ``resource`` is sent on every request exactly as given (the PRM's value);
+redirects are never followed; errors name the endpoint, the status and the OAuth error
+code, never a token, code, verifier, secret or assertion. Answers are read leniently
+(``token_type`` in any case, ``expires_in`` as a string, no ``scope`` = as requested).
+"""
+
+from __future__ import annotations
+
+import base64
+import json
+import logging
+import time
+import uuid
+from collections.abc import Mapping
+from typing import Any
+from urllib.parse import quote
+
+import httpx2
+
+from cat_code.mcp.auth._http import json_object, send, where
+from cat_code.mcp.auth.types import AuthorizationFailed, ClientRegistration, Tokens
+
+logger = logging.getLogger(__name__)
+
+JWT_BEARER_ASSERTION = "urn:ietf:params:oauth:client-assertion-type:jwt-bearer"
+#: A client assertion is good for this long (RFC 7523 wants a short life).
+ASSERTION_LIFETIME_S = 300
+
+
+class TokenEndpointError(AuthorizationFailed):
+    """The token endpoint refused (``error`` is its OAuth error code, e.g. ``invalid_grant``)."""
+
+    def __init__(self, message: str, error: str | None, status_code: int) -> None:
+        super().__init__(message)
+        self.error = error
+        self.http_status = status_code
+
+
+def client_auth(
+    registration: ClientRegistration,
+    form: dict[str, str],
+    *,
+    audience: str,
+    private_key_pem: str | None = None,
+    signing_algorithm: str | None = None,
+) -> dict[str, str]:
+    """Add the client's authentication to ``form``; return the headers it needs."""
+    method = registration.token_endpoint_auth_method
+    secret = registration.client_secret
+    if method == "client_secret_basic" and secret is not None:
+        # RFC 6749 §2.3.1: both parts form-urlencoded before Base64.
+        pair = f"{quote(registration.client_id, safe='')}:{quote(secret, safe='')}"
+        return {"authorization": "Basic " + base64.b64encode(pair.encode()).decode()}
+    form["client_id"] = registration.client_id
+    if method == "client_secret_post" and secret is not None:
+        form["client_secret"] = secret
+    elif method == "private_key_jwt":
+        if not private_key_pem:
+            raise AuthorizationFailed("private_key_jwt needs a private key (oauth.privateKeyFile)")
+        form["client_assertion_type"] = JWT_BEARER_ASSERTION
+        form["client_assertion"] = client_assertion(
+            registration.client_id, audience, private_key_pem, signing_algorithm
+        )
+    return {}
+
+
+def _b64url(data: bytes) -> str:
+    return base64.urlsafe_b64encode(data).rstrip(b"=").decode()
+
+
+def client_assertion(
+    client_id: str, audience: str, private_key_pem: str, algorithm: str | None = None
+) -> str:
+    """An RFC 7523 client assertion: ``iss`` = ``sub`` = the client, ``aud`` = the issuer."""
+    # Imported here: only private_key_jwt needs it, and it is a heavy import.
+    from cryptography.hazmat.primitives import hashes, serialization
+    from cryptography.hazmat.primitives.asymmetric import ec, padding, rsa
+    from cryptography.hazmat.primitives.asymmetric.utils import decode_dss_signature
+
+    try:
+        key = serialization.load_pem_private_key(private_key_pem.encode(), password=None)
+    except (ValueError, TypeError) as exc:
+        raise AuthorizationFailed("the private key for private_key_jwt cannot be read") from exc
+    if isinstance(key, ec.EllipticCurvePrivateKey):
+        size = (key.curve.key_size + 7) // 8
+        curve_alg = {256: "ES256", 384: "ES384", 521: "ES512"}.get(key.curve.key_size)
+        alg = algorithm or curve_alg
+        hash_alg: hashes.HashAlgorithm = {"ES256": hashes.SHA256(), "ES384": hashes.SHA384()}.get(
+            alg or "", hashes.SHA512()
+        )
+        if alg != curve_alg:
+            raise AuthorizationFailed(f"{alg} does not go with an EC {key.curve.name} key")
+    elif isinstance(key, rsa.RSAPrivateKey):
+        alg = algorithm or "RS256"
+        if alg not in ("RS256", "RS384", "RS512"):
+            raise AuthorizationFailed(f"{alg} does not go with an RSA key")
+        hash_alg = {"RS256": hashes.SHA256(), "RS384": hashes.SHA384()}.get(alg, hashes.SHA512())
+    else:
+        raise AuthorizationFailed("private_key_jwt takes an EC or RSA private key")
+    now = int(time.time())
+    header = {"alg": alg, "typ": "JWT"}
+    claims = {
+        "iss": client_id,
+        "sub": client_id,
+        "aud": audience,
+        "jti": uuid.uuid4().hex,
+        "iat": now,
+        "exp": now + ASSERTION_LIFETIME_S,
+    }
+    signing_input = ".".join(
+        _b64url(json.dumps(part, separators=(",", ":")).encode()) for part in (header, claims)
+    ).encode()
+    if isinstance(key, ec.EllipticCurvePrivateKey):
+        r, s = decode_dss_signature(key.sign(signing_input, ec.ECDSA(hash_alg)))
+        signature = r.to_bytes(size, "big") + s.to_bytes(size, "big")
+    else:
+        signature = key.sign(signing_input, padding.PKCS1v15(), hash_alg)
+    return signing_input.decode() + "." + _b64url(signature)
+
+
+async def token_request(
+    http: httpx2.AsyncClient,
+    endpoint: str,
+    form: dict[str, str],
+    registration: ClientRegistration,
+    *,
+    issuer: str,
+    requested_scope: str | None = None,
+    private_key_pem: str | None = None,
+    signing_algorithm: str | None = None,
+    previous: Tokens | None = None,
+) -> Tokens:
+    """POST ``form`` (client authentication added) and read the tokens it gives."""
+    headers = {"accept": "application/json"}
+    headers.update(
+        client_auth(
+            registration,
+            form,
+            audience=issuer,
+            private_key_pem=private_key_pem,
+            signing_algorithm=signing_algorithm,
+        )
+    )
+    grant = form.get("grant_type", "")
+    response = await send(
+        http, "POST", endpoint, headers=headers, data=form, what=f"token request ({grant})"
+    )
+    data = json_object(response)
+    if response.status_code != 200 or data is None:
+        error = data.get("error") if data else None
+        description = data.get("error_description") if data else None
+        text = f"the token endpoint {where(endpoint)} refused the {grant} grant: "
+        text += f"HTTP {response.status_code}"
+        if 300 <= response.status_code < 400:
+            text += " (a redirect, not followed)"
+        if isinstance(error, str):
+            text += f" {error}"
+            if isinstance(description, str) and description:
+                text += f": {description[:200]}"
+        raise TokenEndpointError(
+            text, error if isinstance(error, str) else None, response.status_code
+        )
+    return parse_tokens(
+        data,
+        endpoint=endpoint,
+        issuer=issuer,
+        registration=registration,
+        requested_scope=requested_scope,
+        resource=form.get("resource"),
+        previous=previous,
+    )
+
+
+def parse_tokens(
+    data: Mapping[str, Any],
+    *,
+    endpoint: str,
+    issuer: str,
+    registration: ClientRegistration,
+    requested_scope: str | None,
+    resource: str | None,
+    previous: Tokens | None = None,
+) -> Tokens:
+    """A token response as `Tokens` (lenient where RFC 6749 servers differ)."""
+    access = data.get("access_token")
+    if not isinstance(access, str) or not access:
+        raise AuthorizationFailed(f"the token endpoint {where(endpoint)} gave no access_token")
+    token_type = data.get("token_type", "Bearer")
+    if not isinstance(token_type, str) or token_type.lower() != "bearer":
+        raise AuthorizationFailed(
+            f"the token endpoint {where(endpoint)} gave a {token_type!r} token, not a Bearer one"
+        )
+    expires_at = None
+    expires_in = data.get("expires_in")
+    try:
+        if expires_in is not None and not isinstance(expires_in, bool):
+            expires_at = time.time() + float(expires_in)
+    except (TypeError, ValueError):
+        logger.debug("ignoring an unreadable expires_in from %s", where(endpoint))
+    refresh = data.get("refresh_token")
+    if not isinstance(refresh, str) or not refresh:
+        refresh = previous.refresh_token if previous else None
+    scope = data.get("scope")
+    if not isinstance(scope, str):
+        scope = requested_scope if requested_scope else (previous.scope if previous else None)
+    return Tokens(
+        access_token=access,
+        token_type="Bearer",
+        expires_at=expires_at,
+        refresh_token=refresh,
+        scope=scope or None,
+        issuer=issuer,
+        token_endpoint=endpoint,
+        client_id=registration.client_id,
+        resource=resource,
+        token_endpoint_auth_method=registration.token_endpoint_auth_method,
+    )
+
+
+async def exchange_code(
+    http: httpx2.AsyncClient,
+    endpoint: str,
+    registration: ClientRegistration,
+    *,
+    issuer: str,
+    code: str,
+    code_verifier: str,
+    redirect_uri: str,
+    resource: str | None,
+    scope: str | None,
+    private_key_pem: str | None = None,
+    signing_algorithm: str | None = None,
+) -> Tokens:
+    """Redeem an authorization code (with its PKCE verifier)."""
+    form = {
+        "grant_type": "authorization_code",
+        "code": code,
+        "redirect_uri": redirect_uri,
+        "code_verifier": code_verifier,
+    }
+    if resource is not None:
+        form["resource"] = resource
+    return await token_request(
+        http,
+        endpoint,
+        form,
+        registration,
+        issuer=issuer,
+        requested_scope=scope,
+        private_key_pem=private_key_pem,
+        signing_algorithm=signing_algorithm,
+    )
+
+
+async def refresh(
+    http: httpx2.AsyncClient,
+    tokens: Tokens,
+    registration: ClientRegistration,
+    *,
+    private_key_pem: str | None = None,
+    signing_algorithm: str | None = None,
+) -> Tokens:
+    """Trade ``tokens``' refresh token for new tokens at the endpoint that issued them."""
+    if not tokens.refresh_token or not tokens.token_endpoint or not tokens.issuer:
+        raise AuthorizationFailed("these tokens cannot be refreshed")
+    form = {"grant_type": "refresh_token", "refresh_token": tokens.refresh_token}
+    if tokens.resource is not None:
+        form["resource"] = tokens.resource
+    return await token_request(
+        http,
+        tokens.token_endpoint,
+        form,
+        registration,
+        issuer=tokens.issuer,
+        requested_scope=tokens.scope,
+        private_key_pem=private_key_pem,
+        signing_algorithm=signing_algorithm,
+        previous=tokens,
+    )
+
+
+async def client_credentials(
+    http: httpx2.AsyncClient,
+    endpoint: str,
+    registration: ClientRegistration,
+    *,
+    issuer: str,
+    resource: str | None,
+    scope: str | None,
+    private_key_pem: str | None = None,
+    signing_algorithm: str | None = None,
+) -> Tokens:
+    """The machine-to-machine grant: no person, the client's own credentials."""
+    form = {"grant_type": "client_credentials"}
+    if resource is not None:
+        form["resource"] = resource
+    if scope:
+        form["scope"] = scope
+    return await token_request(
+        http,
+        endpoint,
+        form,
+        registration,
+        issuer=issuer,
+        requested_scope=scope,
+        private_key_pem=private_key_pem,
+        signing_algorithm=signing_algorithm,
+    )
