@@ -34,7 +34,8 @@ def test_tokens_and_registrations_round_trip_in_the_documented_shape(tmp_path: P
     store = FileTokenStore(tmp_path / "home" / "credentials.json")
     assert store.tokens(SERVER) is None
     store.save_tokens(SERVER, Tokens(access_token="at-1", refresh_token="rt-1", expires_at=5.0))
-    store.save_registration(ClientRegistration(issuer=ISSUER, client_id="cid", redirect_uris=("u",)))
+    registration = ClientRegistration(issuer=ISSUER, client_id="cid", redirect_uris=("u",))
+    store.save_registration(registration)
 
     again = FileTokenStore(store.path)  # a second process sees the same
     tokens = again.tokens(SERVER)
