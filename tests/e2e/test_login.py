@@ -175,7 +175,11 @@ def test_sign_in_use_refresh_revoke_and_sign_out(
     assert listed.returncode == 1
     assert f"{NAME}  NEEDS_LOGIN" in listed.stdout
 
-    # Sign out: the tokens are gone from the file.
+    # Signed in again (no -v this time), then out: the tokens are gone from the file.
+    code, out, err = _login(config, cat_code_home, tmp_path, verbose=False)
+    outputs += [out, err]
+    assert code == 0, err
+    assert run("mcp", "list").returncode == 0
     out_run = run("mcp", "logout", NAME)
     assert (out_run.returncode, out_run.stdout) == (0, f"Signed out of {NAME}.\n")
     assert json.loads(credentials.read_text())["servers"] == {}
