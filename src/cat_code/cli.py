@@ -1,9 +1,10 @@
 """The ``cat-code`` command line.
 
 ``cat-code`` starts the REPL, ``cat-code -p PROMPT`` runs the agent once, and
-``cat-code mcp list|tools|call`` inspect and use the configured MCP servers without a
-model. Parsing happens here; each mode is imported only when chosen, so ``--help`` and
-the ``mcp`` commands never import the model SDKs or the terminal UI.
+``cat-code mcp list|tools|call|login|logout`` inspect, use and sign in to the configured
+MCP servers without a model. Parsing happens here; each mode is imported only when
+chosen, so ``--help`` and the ``mcp`` commands never import the model SDKs or the
+terminal UI.
 """
 
 from __future__ import annotations
@@ -23,6 +24,7 @@ examples:
   cat-code mcp list                       connect every server and show its status
   cat-code mcp tools                      list every MCP tool
   cat-code mcp call mcp__echo__echo '{"text": "hi"}'
+  cat-code mcp login linear               sign in to a remote server (OAuth, in a browser)
   cat-code                                start the REPL (/help lists its commands)
   cat-code -p "summarise README.md"       run the agent once (needs a model API key)
 
@@ -130,6 +132,26 @@ def build_parser() -> argparse.ArgumentParser:
     call_cmd.add_argument("tool", metavar="TOOL", help="registered tool name")
     call_cmd.add_argument("arguments", nargs="?", default="{}", metavar="JSON_ARGS")
     call_cmd.add_argument("--json", action="store_true", help="print the raw result object")
+    login_cmd = mcp_commands.add_parser(
+        "login", help="sign in to a remote server (OAuth) and keep its tokens",
+        description="Sign in to SERVER (an http or sse entry) with OAuth: open the printed "
+        "URL, sign in, and the browser comes back to cat-code on 127.0.0.1. Tokens are kept "
+        "in $CAT_CODE_HOME/credentials.json (mode 0600) and refreshed by themselves. "
+        "Exit 0 when signed in, 1 when the sign-in failed, 2 on a usage error.",
+    )  # fmt: skip
+    _add_common(login_cmd, level=2)
+    login_cmd.add_argument("server", metavar="SERVER", help="the server's name in mcp.json")
+    login_cmd.add_argument(
+        "--no-browser", action="store_true",
+        help="do not open a browser; open the URL anywhere and paste the address it ends "
+        "on here (for SSH sessions)",
+    )  # fmt: skip
+    logout_cmd = mcp_commands.add_parser(
+        "logout", help="forget a server's sign-in",
+        description="Forget the tokens kept for SERVER. Exit 0 even if there were none.",
+    )  # fmt: skip
+    _add_common(logout_cmd, level=2)
+    logout_cmd.add_argument("server", metavar="SERVER", help="the server's name in mcp.json")
     return parser
 
 

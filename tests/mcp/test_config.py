@@ -392,3 +392,95 @@ def test_null_args_mean_no_args_like_every_other_optional_field(tmp_path: Path) 
     path.write_text('{"mcpServers": {"s": {"command": "srv", "args": null, "env": null}}}')
     (server,) = _load([path]).servers
     assert server.args == () and dict(server.env) == {}
+
+
+# -- the oauth block ------------------------------------------------------------------
+
+
+def test_an_oauth_block_becomes_oauth_settings_with_variables_expanded(tmp_path: Path) -> None:
+    key = tmp_path / "key.pem"
+    key.write_text("-----BEGIN PRIVATE KEY-----\nabc\n-----END PRIVATE KEY-----\n")
+    entry = {
+        "url": "https://mcp.example.com/mcp",
+        "oauth": {
+            "clientId": "${CID}",
+            "clientSecret": "${SECRET}",
+            "clientMetadataUrl": "https://cat-code.example/client.json",
+            "callbackPort": 33418,
+            "grantType": "client_credentials",
+            "privateKeyFile": str(key),
+            "signingAlgorithm": "ES256",
+        },
+    }
+    server = only(load_one(tmp_path, entry, {"CID": "my-client", "SECRET": "s3cret"}))
+    assert isinstance(server, HttpServerConfig)
+    oauth = server.oauth
+    assert oauth is not None
+    assert (oauth.client_id, oauth.client_secret) == ("my-client", "s3cret")
+    assert oauth.client_metadata_url == "https://cat-code.example/client.json"
+    assert oauth.callback_port == 33418
+    assert oauth.grant_type == "client_credentials"
+    assert oauth.private_key_pem is not None and "BEGIN PRIVATE KEY" in oauth.private_key_pem
+    assert oauth.signing_algorithm == "ES256"
+    assert "s3cret" not in repr(server) and "BEGIN" not in repr(server)
+
+
+def test_an_http_entry_without_an_oauth_block_has_none(tmp_path: Path) -> None:
+    server = only(load_one(tmp_path, {"url": "https://mcp.example.com/mcp"}))
+    assert isinstance(server, HttpServerConfig)
+    assert server.oauth is None
+    assert not server.has_own_authorization
+
+
+def test_an_authorization_header_in_any_case_is_the_entrys_own(tmp_path: Path) -> None:
+    entry = {"url": "https://x.example/mcp", "headers": {"AUTHORIZATION": "Bearer t"}}
+    server = only(load_one(tmp_path, entry))
+    assert isinstance(server, HttpServerConfig) and server.has_own_authorization
+
+
+@pytest.mark.parametrize(
+    ("oauth", "message"),
+    [
+        ("yes", "'oauth' must be an object, not a string"),
+        ({"clientId": 7}, "'oauth.clientId' must be a string, not a number"),
+        ({"clientSecret": ["x"]}, "'oauth.clientSecret' must be a string, not an array"),
+        ({"callbackPort": "8080"}, "'oauth.callbackPort' must be a port number"),
+        ({"callbackPort": 70000}, "'oauth.callbackPort' must be a port number"),
+        ({"grantType": "password"}, "'oauth.grantType' must be authorization_code or"),
+        ({"clientMetadataUrl": "http://x/c.json"}, "'oauth.clientMetadataUrl' must be an https"),
+        ({"clientId": "${NOPE}"}, "'oauth.clientId' uses ${NOPE}, which is not set"),
+        ({"grantType": "client_credentials"}, "client_credentials needs 'oauth.clientId'"),
+        ({"privateKeyFile": "/no/such/key.pem"}, "'oauth.privateKeyFile': cannot read"),
+    ],
+)
+def test_a_bad_oauth_block_fails_only_that_server_naming_the_field(
+    tmp_path: Path, oauth: Any, message: str
+) -> None:
+    path = write(
+        tmp_path / "mcp.json",
+        {
+            "bad": {"url": "https://mcp.example.com/mcp", "oauth": oauth},
+            "good": {"url": "https://ok.example.com/mcp"},
+        },
+    )
+    config = load_config([path], environ={})
+    assert [s.name for s in config.servers] == ["good"]
+    (broken,) = config.broken
+    assert broken.name == "bad"
+    assert message in broken.error and "server 'bad'" in broken.error
+
+
+def test_a_private_key_file_that_is_not_pem_is_named(tmp_path: Path) -> None:
+    key = tmp_path / "key.txt"
+    key.write_text("not a key")
+    entry = {"url": "https://x.example/mcp", "oauth": {"privateKeyFile": str(key)}}
+    (broken,) = load_one(tmp_path, entry).broken
+    assert f"'oauth.privateKeyFile': {key} is not a PEM key" in broken.error
+
+
+def test_an_oauth_block_on_a_stdio_entry_is_ignored_with_a_warning(
+    tmp_path: Path, caplog: pytest.LogCaptureFixture
+) -> None:
+    server = only(load_one(tmp_path, {"command": "x", "oauth": {"clientId": "c"}}))
+    assert server.type == "stdio"
+    assert "'oauth' applies only to http and sse servers" in caplog.text

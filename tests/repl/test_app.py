@@ -25,6 +25,18 @@ def test_the_summary_points_at_mcp_when_a_server_failed() -> None:
     assert line == "MCP: 1 server(s), 2 tool(s) registered, 1 failed — see /mcp"
 
 
+def test_the_summary_counts_servers_that_need_a_sign_in_and_says_how() -> None:
+    line = mcp_summary([status("a", "CONNECTED", 2), status("linear", "NEEDS_LOGIN")])
+    assert line == "MCP: 1 server(s), 2 tool(s) registered, 1 needs login — /mcp login linear"
+    two = mcp_summary(
+        [status("b", "FAILED"), status("x", "NEEDS_LOGIN"), status("y", "NEEDS_LOGIN")]
+    )
+    assert two == (
+        "MCP: 0 server(s), 0 tool(s) registered, 1 failed — see /mcp, "
+        "2 need login — /mcp login NAME (x, y)"
+    )
+
+
 def test_no_summary_without_servers() -> None:
     assert mcp_summary([]) is None
 

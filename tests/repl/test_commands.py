@@ -18,6 +18,8 @@ from cat_code.repl.commands import (
     ClearConversation,
     CommandContext,
     Exit,
+    Login,
+    Logout,
     Show,
     complete,
     handle_command,
@@ -158,3 +160,30 @@ def test_completion_of_commands_subcommands_servers_and_tools(ctx: CommandContex
     assert complete("/mcp tools e", ctx) == ["echo"]
     assert complete("/mcp call mcp__echo__w", ctx) == ["mcp__echo__word_count"]
     assert complete("hello", ctx) == []
+
+
+def test_mcp_login_and_logout_name_a_remote_server_and_complete_its_name(tmp_path: Path) -> None:
+    path = tmp_path / "mcp.json"
+    path.write_text(
+        json.dumps(
+            {
+                "mcpServers": {
+                    "linear": {"url": "https://mcp.linear.app/mcp"},
+                    "local": {"command": "x"},
+                    "mine": {"url": "https://x/mcp", "headers": {"Authorization": "Bearer t"}},
+                }
+            }
+        )
+    )
+    pool = McpPool(load_config([path]))
+    ctx = CommandContext(registry=ToolRegistry(), pool=pool, statuses=pool.status)
+    assert handle_command("/mcp login linear", ctx) == Login("linear")
+    assert handle_command("/mcp logout linear", ctx) == Logout("linear")
+    assert "usage: /mcp login SERVER" in shown(handle_command("/mcp login", ctx))
+    assert "no MCP server named 'nope'" in shown(handle_command("/mcp login nope", ctx))
+    assert "stdio server" in shown(handle_command("/mcp login local", ctx))
+    assert "own Authorization header" in shown(handle_command("/mcp logout mine", ctx))
+    assert complete("/mcp lo", ctx) == ["login", "logout"]
+    assert complete("/mcp login ", ctx) == ["linear", "mine"]
+    assert complete("/mcp logout l", ctx) == ["linear"]
+    assert "/mcp login SERVER" in help_text()

@@ -3,8 +3,9 @@
 stdout carries only the model's final answer; everything a human watching wants (tool
 calls as ``⏺`` lines, progress, retries, MCP failures, errors) goes to stderr. Nothing
 can ask: tools that would need approval are refused unless ``--yes`` or
-``--allow-tool`` approves them, and elicitation requests are declined. Exit 0 when the
-model gave its answer, 1 otherwise. SIGINT, SIGTERM and SIGHUP end the run through the
+``--allow-tool`` approves them, elicitation requests are declined, and a server that
+needs a sign-in is named on stderr, never signed in (no browser). Exit 0 when the model
+gave its answer, 1 otherwise. SIGINT, SIGTERM and SIGHUP end the run through the
 same cleanup as success (`cat_code.shutdown`): every MCP server is closed before the
 process exits, with 128 + N.
 """
@@ -108,6 +109,11 @@ async def _run(args: argparse.Namespace, prompt: str) -> int:
             for status in pool.status():
                 if status.state == "FAILED":
                     _say(f"cat-code: MCP server '{status.name}' failed: {status.error}")
+                elif status.state == "NEEDS_LOGIN":  # never a browser here: say who and how
+                    _say(
+                        f"cat-code: MCP server '{status.name}' needs a sign-in: "
+                        f"run cat-code mcp login {status.name}"
+                    )
             registry = ToolRegistry(builtin_tools(Path.cwd()))
             pool.register_into(registry)
             agent = Agent(

@@ -1,11 +1,14 @@
-"""``cat-code mcp list | tools | call``: the MCP plugin from the shell, no model needed.
+"""``cat-code mcp list | tools | call | login | logout``: the MCP plugin from the shell.
 
 The output formats are stable (scripts and tests read them): ``list`` prints aligned
 columns or, with ``--json``, an array of status objects; ``tools`` one line per tool;
 ``call`` the flattened result. Every command connects, works, and closes every server
 before it returns, on every path; SIGINT, SIGTERM and SIGHUP stop the command, close every
 server and exit 128 + N (`cat_code.shutdown`). `format_status` is shared with the REPL's
-``/mcp``.
+``/mcp``; `sign_in` and `sign_out` with its ``/mcp login`` and ``/mcp logout``. A sign-in
+connects the one server once through an ``McpAuth`` with a person at hand (a
+`LoopbackAuthorizer`), so the whole OAuth flow runs and its tokens are stored; no token
+is ever printed.
 """
 
 from __future__ import annotations
@@ -18,12 +21,16 @@ import logging
 import sys
 from collections.abc import Sequence
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from cat_code.mcp.adapter import may_belong_to
-from cat_code.mcp.config import McpConfig, load_config
+from cat_code.mcp.config import HttpServerConfig, McpConfig, load_config
 from cat_code.mcp.pool import McpPool, ServerStatus
 from cat_code.shutdown import run_until_signal
+
+if TYPE_CHECKING:
+    from cat_code.mcp.auth.types import Authorizer, TokenStore
+    from cat_code.mcp.client import McpClient
 
 logger = logging.getLogger(__name__)
 
@@ -115,6 +122,10 @@ def run_mcp_command(args: argparse.Namespace) -> int:
         return asyncio.run(_tools(config, args.server, as_json=args.json))
     if command == "call":
         return asyncio.run(_call(config, args.tool, args.arguments, as_json=args.json))
+    if command == "login":
+        return asyncio.run(_login(config, args.server, no_browser=args.no_browser))
+    if command == "logout":
+        return asyncio.run(_logout(config, args.server))
     raise AssertionError(f"unknown mcp command {command!r}")
 
 
@@ -223,3 +234,169 @@ def _only(config: McpConfig, names: list[str] | None) -> McpConfig:
         files=config.files,
         order=[n for n in config.order if n in names],
     )
+
+
+# -- sign-in ---------------------------------------------------------------------------
+
+
+class SignInTarget(Exception):
+    """The named server cannot sign in (unknown, stdio, or its own Authorization header)."""
+
+
+def sign_in_entry(config: McpConfig, name: str) -> HttpServerConfig:
+    """The HTTP entry ``name`` names, or `SignInTarget` saying why there is none."""
+    entry = next((s for s in config.servers if s.name == name), None)
+    if entry is None:
+        broken = next((b for b in config.broken if b.name == name), None)
+        if broken is not None:
+            raise SignInTarget(f"MCP server '{name}' cannot be used: {broken.error}")
+        known = ", ".join(config.names) or "none"
+        raise SignInTarget(f"no MCP server named {name!r} (configured: {known})")
+    if not isinstance(entry, HttpServerConfig):
+        raise SignInTarget(
+            f"MCP server '{name}' is a stdio server; only http and sse servers sign in"
+        )
+    if entry.has_own_authorization:
+        raise SignInTarget(
+            f"MCP server '{name}' sends its own Authorization header (its 'headers'); "
+            "cat-code does not sign it in"
+        )
+    return entry
+
+
+class _SignIn:
+    """One server's connection during a sign-in: what `run_until_signal` closes."""
+
+    def __init__(self, entry: HttpServerConfig, authorizer: Authorizer, store: TokenStore) -> None:
+        from cat_code.mcp.auth.provider import McpAuth
+        from cat_code.mcp.auth.types import OAuthSettings
+        from cat_code.mcp.client import McpClient
+        from cat_code.mcp.pool import default_transport, legacy_fallback
+
+        self.authorizer = authorizer
+        self.auth = McpAuth(
+            entry.url,
+            settings=entry.oauth or OAuthSettings(),
+            store=store,
+            authorizer=authorizer,
+            fresh=True,
+        )
+        # A person is signing in: the entry's request timeout must not cut them short
+        # (the authorizer bounds the wait for them).
+        wait = float(getattr(authorizer, "timeout", 0.0))
+        self.client: McpClient = McpClient(
+            default_transport(entry, auth=self.auth),
+            name=entry.name,
+            request_timeout=wait + entry.request_timeout_s,
+            fallback=legacy_fallback(entry, auth=self.auth),
+        )
+
+    async def run(self) -> None:
+        await self.client.connect()
+        await self.client.list_tools()
+
+    async def close_all(self) -> None:
+        try:
+            await asyncio.shield(self.client.close())
+        finally:
+            await asyncio.shield(self.auth.aclose())
+            await asyncio.shield(self.authorizer.aclose())
+
+    def hurry(self) -> None:
+        self.client.transport.hurry()
+
+    def kill_now(self) -> None:
+        self.client.transport.kill_now()
+
+
+async def sign_in(entry: HttpServerConfig, authorizer: Authorizer, store: TokenStore) -> None:
+    """Sign in to one server (the whole OAuth flow, tokens stored) and close again; raises
+    on failure with a message fit to show (never a secret)."""
+    attempt = _SignIn(entry, authorizer, store)
+    try:
+        await attempt.run()
+    finally:
+        await attempt.close_all()
+
+
+def sign_out(entry: HttpServerConfig, store: TokenStore) -> bool:
+    """Forget one server's tokens; whether there were any."""
+    from cat_code.mcp.auth.types import canonical_server_url
+
+    key = canonical_server_url(entry.url)
+    had = store.tokens(key) is not None
+    store.forget(key)
+    return had
+
+
+def describe_failure(exc: BaseException) -> str:
+    """A sign-in failure as one line (the error's own text; its type when it has none)."""
+    text = str(exc).strip()
+    from cat_code.mcp.errors import McpClientError
+
+    if isinstance(exc, McpClientError) and text:
+        return text
+    return f"{type(exc).__name__}: {text}" if text else type(exc).__name__
+
+
+async def _login(config: McpConfig, name: str, *, no_browser: bool) -> int:
+    from cat_code.mcp.auth.callback import LoopbackAuthorizer
+    from cat_code.mcp.auth.store import FileTokenStore
+
+    try:
+        entry = sign_in_entry(config, name)
+    except SignInTarget as exc:
+        _error(str(exc))
+        return EXIT_USAGE
+    settings = entry.oauth
+    authorizer = LoopbackAuthorizer(
+        name,
+        port=settings.callback_port if settings else None,
+        open_browser=not no_browser,
+        paste=no_browser,
+    )
+    attempt = _SignIn(entry, authorizer, FileTokenStore())
+
+    async def work() -> int:
+        try:
+            await attempt.run()
+        except Exception as exc:  # the command's boundary: any failure is the sign-in's
+            logger.debug("sign-in to %s failed", name, exc_info=True)
+            _error(f"sign-in to {name} failed: {describe_failure(exc)}")
+            return EXIT_FAILED
+        _print(f"Signed in to {name}.")
+        return EXIT_OK
+
+    return await run_until_signal(attempt, work)
+
+
+class _Nothing:
+    """`run_until_signal`'s servers when there are none (``logout``)."""
+
+    async def close_all(self) -> None:
+        return None
+
+    def hurry(self) -> None:
+        return None
+
+    def kill_now(self) -> None:
+        return None
+
+
+async def _logout(config: McpConfig, name: str) -> int:
+    from cat_code.mcp.auth.store import FileTokenStore
+
+    try:
+        entry = sign_in_entry(config, name)
+    except SignInTarget as exc:
+        _error(str(exc))
+        return EXIT_USAGE
+
+    async def work() -> int:
+        if sign_out(entry, FileTokenStore()):
+            _print(f"Signed out of {name}.")
+        else:
+            _print(f"Signed out of {name}. (It had no sign-in stored.)")
+        return EXIT_OK
+
+    return await run_until_signal(_Nothing(), work)

@@ -19,9 +19,12 @@ import re
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Literal
+from typing import TYPE_CHECKING, Any, Literal
 
 from cat_code.mcp.errors import ConfigError
+
+if TYPE_CHECKING:  # imported when an entry has an ``oauth`` block: stdio runs never load it
+    from cat_code.mcp.auth.types import OAuthSettings
 
 TRANSPORT_TYPES: tuple[str, ...] = ("stdio", "http", "sse")
 DEFAULT_REQUEST_TIMEOUT_MS = 30_000
@@ -39,6 +42,7 @@ _KNOWN_FIELDS = frozenset(
         "requestTimeoutMs",
         "startupTimeoutMs",
         "disabled",
+        "oauth",
         # Accepted for compatibility with other hosts' files; not used by cat-code.
         "description",
         "alwaysAllow",
@@ -95,6 +99,13 @@ class HttpServerConfig(_ServerEntry):
     headers: Mapping[str, str] = field(default_factory=dict)
     #: No ``type`` was given, so Streamable HTTP may fall back to legacy SSE (``http`` only).
     legacy_fallback: bool = False
+    #: The entry's ``oauth`` block (None: none given; sign-in still works with defaults).
+    oauth: OAuthSettings | None = None
+
+    @property
+    def has_own_authorization(self) -> bool:
+        """The entry sends its own ``Authorization`` header: cat-code never starts OAuth."""
+        return any(key.lower() == "authorization" for key in self.headers)
 
     def _expanded_target(self) -> str:
         return self.url
@@ -311,8 +322,11 @@ def parse_entry(
     headers = get_map("headers")
     request_timeout_s = get_ms("requestTimeoutMs", DEFAULT_REQUEST_TIMEOUT_MS)
     startup_timeout_s = get_ms("startupTimeoutMs", DEFAULT_STARTUP_TIMEOUT_MS)
+    oauth = _parse_oauth(raw.get("oauth"), env, where, cwd=Path.cwd())
     if kind == "stdio":
         assert command  # checked above; tells the type checker too
+        if oauth is not None:
+            logger.warning("%s: 'oauth' applies only to http and sse servers; ignoring it", where)
         return StdioServerConfig(
             name=name,
             source=source,
@@ -333,10 +347,92 @@ def parse_entry(
         url=url,
         headers=headers,
         legacy_fallback=declared is None,
+        oauth=oauth,
         request_timeout_s=request_timeout_s,
         startup_timeout_s=startup_timeout_s,
         disabled=disabled,
         display_target=_guess_target({"url": raw.get("url")}),
+    )
+
+
+_OAUTH_FIELDS = frozenset(
+    {
+        "clientId",
+        "clientSecret",
+        "clientMetadataUrl",
+        "callbackPort",
+        "grantType",
+        "privateKeyFile",
+        "signingAlgorithm",
+    }
+)
+_GRANT_TYPES = ("authorization_code", "client_credentials")
+
+
+def _parse_oauth(
+    raw: Any, environ: Mapping[str, str], where: str, *, cwd: Path
+) -> OAuthSettings | None:
+    """An entry's ``oauth`` block; `ConfigError` naming the ``oauth.<field>`` at fault."""
+    if raw is None:
+        return None
+    from cat_code.mcp.auth.types import OAuthSettings
+
+    if not isinstance(raw, dict):
+        raise ConfigError(f"{where}: 'oauth' must be an object, not {_json_type(raw)}")
+    unknown = sorted(set(raw) - _OAUTH_FIELDS)
+    if unknown:
+        logger.warning("%s: ignoring unknown field(s) %s in 'oauth'", where, ", ".join(unknown))
+
+    def get_str(key: str) -> str | None:
+        value = raw.get(key)
+        if value is None:
+            return None
+        if not isinstance(value, str):
+            raise ConfigError(f"{where}: 'oauth.{key}' must be a string, not {_json_type(value)}")
+        return _expand(value, environ, where, f"oauth.{key}") or None
+
+    port = raw.get("callbackPort")
+    if port is not None and (
+        isinstance(port, bool) or not isinstance(port, int) or not 0 < port < 65536
+    ):
+        raise ConfigError(f"{where}: 'oauth.callbackPort' must be a port number (1-65535)")
+    grant = get_str("grantType") or "authorization_code"
+    if grant not in _GRANT_TYPES:
+        raise ConfigError(
+            f"{where}: 'oauth.grantType' must be authorization_code or client_credentials, "
+            f"not {grant!r}"
+        )
+    metadata_url = get_str("clientMetadataUrl")
+    if metadata_url is not None and not metadata_url.startswith("https://"):
+        raise ConfigError(f"{where}: 'oauth.clientMetadataUrl' must be an https:// URL")
+    key_pem = None
+    key_file = get_str("privateKeyFile")
+    if key_file is not None:
+        key_path = cwd / Path(key_file).expanduser()
+        try:
+            key_pem = key_path.read_text(encoding="utf-8")
+        except (OSError, UnicodeDecodeError) as exc:
+            reason = exc.strerror if isinstance(exc, OSError) and exc.strerror else str(exc)
+            raise ConfigError(
+                f"{where}: 'oauth.privateKeyFile': cannot read {key_file}: {reason}"
+            ) from None
+        if "-----BEGIN" not in key_pem:
+            raise ConfigError(f"{where}: 'oauth.privateKeyFile': {key_file} is not a PEM key")
+    client_id = get_str("clientId")
+    client_secret = get_str("clientSecret")
+    if grant == "client_credentials" and (client_id is None or not (client_secret or key_pem)):
+        raise ConfigError(
+            f"{where}: 'oauth.grantType' client_credentials needs 'oauth.clientId' and "
+            "'oauth.clientSecret' or 'oauth.privateKeyFile'"
+        )
+    return OAuthSettings(
+        client_id=client_id,
+        client_secret=client_secret,
+        client_metadata_url=metadata_url,
+        callback_port=port,
+        grant_type="client_credentials" if grant == "client_credentials" else "authorization_code",
+        private_key_pem=key_pem,
+        signing_algorithm=get_str("signingAlgorithm"),
     )
 
 

@@ -10,7 +10,11 @@ registered name of each (server, tool) is pinned for the life of the pool, so a 
 list change or a reconnect never renames a tool the model has seen. ``connect_all``
 waits until every server is CONNECTED or FAILED, each bounded by its startup timeout;
 tools are then named in config order, so collisions go the same way every run.
-``close_all`` finishes closing every server even when its caller is cancelled.
+``close_all`` finishes closing every server even when its caller is cancelled. HTTP and
+SSE servers sign in through an ``McpAuth`` (OAuth) the server owns and closes with its
+connection, unless their entry sends its own ``Authorization`` header; a server whose
+sign-in needs a person is NEEDS_LOGIN (``cat-code mcp login NAME``), and `reconnect`
+starts it again once signed in.
 """
 
 from __future__ import annotations
@@ -20,7 +24,7 @@ import enum
 import logging
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from cat_code.mcp.adapter import McpTool, assign_names
 from cat_code.mcp.client import ElicitationHandler, McpClient
@@ -37,12 +41,20 @@ from cat_code.mcp.wire import CallToolResult, ToolDefinition
 from cat_code.tools.base import ProgressCallback
 from cat_code.tools.registry import ToolRegistry
 
+if TYPE_CHECKING:
+    import httpx2
+
+    from cat_code.mcp.auth.provider import McpAuth
+    from cat_code.mcp.auth.types import Authorizer, TokenStore
+
 logger = logging.getLogger(__name__)
 
 #: Extra time over a server's startup timeout before its owner task is cancelled outright.
 _STARTUP_SLACK_S = 1.0
 
 TransportFactory = Callable[[ServerConfig], Transport]
+#: How an HTTP entry gets its OAuth (None: it signs itself in, or not at all).
+AuthFactory = Callable[[HttpServerConfig], "McpAuth | None"]
 #: Like the client's `ElicitationHandler`, told first which server is asking.
 ServerElicitationHandler = Callable[[str, dict[str, Any]], Awaitable[dict[str, Any]]]
 
@@ -88,8 +100,8 @@ class ServerStatus:
         }
 
 
-def default_transport(config: ServerConfig) -> Transport:
-    """The transport an entry asks for."""
+def default_transport(config: ServerConfig, *, auth: httpx2.Auth | None = None) -> Transport:
+    """The transport an entry asks for; ``auth`` signs an HTTP or SSE entry's requests in."""
     if isinstance(config, StdioServerConfig):
         from cat_code.mcp.stdio import StdioTransport
 
@@ -99,13 +111,15 @@ def default_transport(config: ServerConfig) -> Transport:
     if config.type == "sse":
         from cat_code.mcp.sse import LegacySseTransport
 
-        return LegacySseTransport(config.url, headers=config.headers, name=config.name)
+        return LegacySseTransport(config.url, headers=config.headers, name=config.name, auth=auth)
     from cat_code.mcp.http import StreamableHttpTransport
 
-    return StreamableHttpTransport(config.url, headers=config.headers, name=config.name)
+    return StreamableHttpTransport(config.url, headers=config.headers, name=config.name, auth=auth)
 
 
-def legacy_fallback(config: ServerConfig) -> Callable[[], Transport] | None:
+def legacy_fallback(
+    config: ServerConfig, *, auth: httpx2.Auth | None = None
+) -> Callable[[], Transport] | None:
     """For a type-less ``url`` entry: how to build the legacy SSE transport it may fall back to."""
     if not isinstance(config, HttpServerConfig) or not config.legacy_fallback:
         return None
@@ -114,9 +128,51 @@ def legacy_fallback(config: ServerConfig) -> Callable[[], Transport] | None:
     def build() -> Transport:
         from cat_code.mcp.sse import LegacySseTransport
 
-        return LegacySseTransport(url, headers=headers, name=name)
+        return LegacySseTransport(url, headers=headers, name=name, auth=auth)
 
     return build
+
+
+def default_auth(
+    config: HttpServerConfig,
+    store: TokenStore,
+    *,
+    authorizer: Authorizer | None = None,
+    fresh: bool = False,
+) -> McpAuth | None:
+    """OAuth for an HTTP entry, with its ``oauth`` block; None when the entry sends its own
+    ``Authorization`` header (then cat-code never starts a sign-in)."""
+    if config.has_own_authorization:
+        return None
+    from cat_code.mcp.auth.provider import McpAuth
+    from cat_code.mcp.auth.types import OAuthSettings
+
+    return McpAuth(
+        config.url,
+        settings=config.oauth or OAuthSettings(),
+        store=store,
+        authorizer=authorizer,
+        fresh=fresh,
+    )
+
+
+def login_hint(name: str) -> str:
+    """What a NEEDS_LOGIN server's status says to do."""
+    return f"run: cat-code mcp login {name}"
+
+
+def needs_login(exc: BaseException) -> bool:
+    """Whether a connect failed because a person must sign in (`NeedsLogin`, however wrapped)."""
+    from cat_code.mcp.auth.types import NeedsLogin
+
+    seen: BaseException | None = exc
+    for _ in range(5):  # the cause chain; bounded against cycles
+        if seen is None:
+            return False
+        if isinstance(seen, NeedsLogin):
+            return True
+        seen = seen.__cause__
+    return False
 
 
 class McpServer:
@@ -136,6 +192,8 @@ class McpServer:
         self.tools: list[McpTool] = []
         self.task: asyncio.Task[None] | None = None
         self._ready = asyncio.Event()
+        #: Set to stop this server alone (`McpPool.reconnect`); the pool's event stops all.
+        self._halt = asyncio.Event()
         self._refresh: asyncio.Task[None] | None = None
         self._stopping = False
         if config.disabled:
@@ -174,10 +232,15 @@ class McpServer:
     async def _run(self, stop: asyncio.Event) -> None:
         """Connect, list tools, wait for stop, close. Never raises but for cancellation."""
         client: McpClient | None = None
+        auth: McpAuth | None = None
         # The outer try closes what was opened on every path, a cancelled startup included.
         try:
             try:
-                transport = self._pool.transport_factory(self.config)
+                if self._pool.transport_factory is default_transport:
+                    auth = self._pool.auth_for(self.config)
+                    transport = default_transport(self.config, auth=auth)
+                else:  # a custom factory builds the whole transport, auth included
+                    transport = self._pool.transport_factory(self.config)
                 client = McpClient(
                     transport,
                     name=self.name,
@@ -185,7 +248,7 @@ class McpServer:
                     elicitation_handler=self._pool.elicitation_handler_for(self.name),
                     on_tools_changed=self._tools_changed,
                     on_lost=self._lost,
-                    fallback=legacy_fallback(self.config),
+                    fallback=legacy_fallback(self.config, auth=auth),
                 )
                 self._client = client
                 startup = self.config.startup_timeout_s
@@ -203,19 +266,26 @@ class McpServer:
                 self._fail(self.error or "startup was cancelled")
                 raise
             except Exception as exc:  # one server's failure must never reach another
-                self._fail(_describe(exc))
-                logger.debug("%s: failed: %s", self.name, self.error)
+                if needs_login(exc):
+                    self._state = ServerState.NEEDS_LOGIN
+                    self.error = login_hint(self.name)
+                    logger.debug("%s: needs a sign-in", self.name)
+                else:
+                    self._fail(_describe(exc))
+                    logger.debug("%s: failed: %s", self.name, self.error)
             finally:
                 self._ready.set()
             if self._state is ServerState.CONNECTED:
-                await stop.wait()
+                await _first_of(stop, self._halt)
         finally:
             self._stopping = True
             if self._refresh is not None:
                 self._refresh.cancel()
             if client is not None:
                 await _close(client)
-            if self._state is not ServerState.FAILED:
+            if auth is not None:
+                await _close_auth(auth, self.name)
+            if self._state not in (ServerState.FAILED, ServerState.NEEDS_LOGIN):
                 self._state = ServerState.CLOSED
 
     def _lost(self, reason: str) -> None:
@@ -253,13 +323,14 @@ class McpServer:
     def status(self) -> ServerStatus:
         client = self._client
         failed = self._state is ServerState.FAILED
+        explained = failed or self._state is ServerState.NEEDS_LOGIN
         return ServerStatus(
             name=self.name,
             state=self._state,
             tools=len(self.tools),
             transport=client.transport.kind if client is not None else self.config.type,
             target=self.config.target,
-            error=self.error if failed else None,
+            error=self.error if explained else None,
             protocol_version=client.protocol_version if client is not None else None,
             stderr_tail=client.transport.diagnostics() if failed and client is not None else [],
             server_info=client.server_info if client is not None else {},
@@ -283,16 +354,67 @@ class McpPool:
         *,
         elicitation_handler: ServerElicitationHandler | None = None,
         transport_factory: TransportFactory = default_transport,
+        auth_factory: AuthFactory | None = None,
+        token_store: TokenStore | None = None,
     ) -> None:
         self.config = config
         self.elicitation_handler = elicitation_handler
         self.transport_factory = transport_factory
+        self._auth_factory = auth_factory
+        self._token_store = token_store
         self.servers: list[McpServer] = [McpServer(c, self) for c in config.servers]
         self.broken: list[BrokenServer] = list(config.broken)
         self._stop = asyncio.Event()
         self._registry: ToolRegistry | None = None
         #: (server, tool) → registered name, for the life of the pool.
         self._pinned: dict[tuple[str, str], str] = {}
+
+    @property
+    def token_store(self) -> TokenStore:
+        """Where sign-ins are kept: ``$CAT_CODE_HOME/credentials.json`` unless given."""
+        if self._token_store is None:
+            from cat_code.mcp.auth.store import FileTokenStore
+
+            self._token_store = FileTokenStore()
+        return self._token_store
+
+    def auth_for(self, config: ServerConfig) -> McpAuth | None:
+        """The OAuth of one entry's connection (None for stdio and self-signed entries)."""
+        if not isinstance(config, HttpServerConfig):
+            return None
+        if self._auth_factory is not None:
+            return self._auth_factory(config)
+        return default_auth(config, self.token_store)
+
+    def server(self, name: str) -> McpServer | None:
+        return next((s for s in self.servers if s.name == name), None)
+
+    async def reconnect(self, name: str) -> McpServer:
+        """Connect one server anew (after a sign-in): stop its owner task if it has one,
+        start a new one, and swap its tools in the registry the pool registers into."""
+        old = self.server(name)
+        if old is None:
+            raise KeyError(name)
+        if self._stop.is_set():
+            raise TransportClosed("the MCP servers are closing")
+        old._halt.set()
+        if old.task is not None:
+            if not old._ready.is_set():
+                old.task.cancel()
+            await asyncio.wait([old.task])
+            if not old.task.cancelled():
+                old.task.exception()
+        if self._registry is not None:
+            for tool in old.tools:
+                self._registry.unregister(tool.name)
+        old.tools = []
+        server = McpServer(old.config, self)
+        self.servers[self.servers.index(old)] = server
+        server.start(self._stop)
+        await self._await_ready(server)
+        if server.state is ServerState.CONNECTED:
+            self._publish(server)
+        return server
 
     def elicitation_handler_for(self, server: str) -> ElicitationHandler | None:
         """The client-level handler for one server: the pool's handler, told the server's name."""
@@ -454,6 +576,22 @@ class McpPool:
 
     async def __aexit__(self, *exc: object) -> None:
         await self.close_all()
+
+
+async def _first_of(*events: asyncio.Event) -> None:
+    waits = [asyncio.ensure_future(e.wait()) for e in events]
+    try:
+        await asyncio.wait(waits, return_when=asyncio.FIRST_COMPLETED)
+    finally:
+        for wait in waits:
+            wait.cancel()
+
+
+async def _close_auth(auth: McpAuth, name: str) -> None:
+    try:
+        await asyncio.shield(auth.aclose())
+    except Exception as exc:  # closing must go on; -v says why
+        logger.debug("%s: error while closing its sign-in: %s", name, _describe(exc))
 
 
 async def _close(client: McpClient) -> None:

@@ -52,6 +52,8 @@ from cat_code.repl.commands import (
     ClearConversation,
     CommandContext,
     Exit,
+    Login,
+    Logout,
     Show,
     complete,
     handle_command,
@@ -98,9 +100,14 @@ def mcp_summary(statuses: Iterable[ServerStatus]) -> str | None:
         return None
     connected = [s for s in statuses if s.state == "CONNECTED"]
     failed = [s for s in statuses if s.state == "FAILED"]
+    login = [s.name for s in statuses if s.state == "NEEDS_LOGIN"]
     line = f"MCP: {len(connected)} server(s), {sum(s.tools for s in connected)} tool(s) registered"
     if failed:
         line += f", {len(failed)} failed — see /mcp"
+    if len(login) == 1:
+        line += f", 1 needs login — /mcp login {login[0]}"
+    elif login:
+        line += f", {len(login)} need login — /mcp login NAME ({', '.join(login)})"
     return line
 
 
@@ -216,8 +223,8 @@ class Repl:
             self._mcp_ready.set()
         line = mcp_summary(pool.status())
         if line is not None:
-            failed = "failed" in line
-            self.console.print(Text(line, style="yellow" if failed else "bright_black"))
+            trouble = "failed" in line or "login" in line
+            self.console.print(Text(line, style="yellow" if trouble else "bright_black"))
 
     def _system_prompt(self) -> str:
         instructions = self.pool.instructions() if self.pool is not None else {}
@@ -263,8 +270,10 @@ class Repl:
             width=self.console.width,
         )
 
-    async def _perform(self, action: Show | CallTool | ClearConversation) -> None:
-        if isinstance(action, Show):
+    async def _perform(self, action: Show | CallTool | Login | Logout | ClearConversation) -> None:
+        if isinstance(action, Login | Logout):
+            await self._sign(action)
+        elif isinstance(action, Show):
             self.console.print(Text(action.text, style="red" if action.kind == "error" else ""))
         elif isinstance(action, ClearConversation):
             if self.agent is not None:
@@ -340,6 +349,48 @@ class Repl:
                 self.view.tool_finished(call, result)
         finally:
             self.view.end()
+
+    async def _sign(self, action: Login | Logout) -> None:
+        """``/mcp login`` / ``/mcp logout``, then the server reconnected: its tools come or
+        go without a restart."""
+        from cat_code.mcp.auth.callback import LoopbackAuthorizer
+        from cat_code.mcp.commands import describe_failure, sign_in, sign_in_entry, sign_out
+
+        pool = self.pool
+        if pool is None or not await self._wait_for_mcp():
+            return
+        name = action.server
+        entry = sign_in_entry(pool.config, name)  # checked by the command already
+        if isinstance(action, Logout):
+            had = sign_out(entry, pool.token_store)
+            self.console.print(
+                note_line(f"Signed out of {name}." if had else f"{name} had no sign-in stored.")
+            )
+            await self._in_foreground(pool.reconnect(name))
+            return
+        authorizer = LoopbackAuthorizer(
+            name, port=entry.oauth.callback_port if entry.oauth else None, open_browser=True
+        )
+        self.console.print(note_line(f"signing in to {name} (Ctrl-C cancels)…"))
+        try:
+            outcome = await self._in_foreground(sign_in(entry, authorizer, pool.token_store))
+        except Exception as exc:  # the command's boundary: any failure is the sign-in's
+            logger.debug("sign-in to %s failed", name, exc_info=True)
+            self.console.print(error_line(f"sign-in to {name} failed: {describe_failure(exc)}"))
+            return
+        if isinstance(outcome, _Cancelled):
+            self.console.print(note_line("⎿ sign-in cancelled"))
+            return
+        server = await self._in_foreground(pool.reconnect(name))
+        if isinstance(server, _Cancelled):
+            return
+        if server.state == "CONNECTED":
+            self.console.print(
+                Text(f"Signed in to {name}. {len(server.tools)} tool(s) registered.")
+            )
+        else:
+            why = f": {server.error}" if server.error else ""
+            self.console.print(error_line(f"signed in to {name}, but it is {server.state}{why}"))
 
     # -- questions -------------------------------------------------------------------
 

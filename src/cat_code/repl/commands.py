@@ -1,9 +1,10 @@
 """REPL slash commands as one pure function: a line and a context in, an action out.
 
 `handle_command` never prints and never awaits: it returns `Show` (text to print),
-`CallTool` (the app runs the call, with spinner and progress), `ClearConversation` or
-`Exit`. `complete` is the same idea for tab completion. Both read the session through
-`CommandContext`, so they are tested without a terminal, a model or a server.
+`CallTool` (the app runs the call, with spinner and progress), `Login` / `Logout` (the
+app signs in or out and reconnects the server), `ClearConversation` or `Exit`. `complete`
+is the same idea for tab completion. Both read the session through `CommandContext`, so
+they are tested without a terminal, a model or a server.
 """
 
 from __future__ import annotations
@@ -36,6 +37,16 @@ class CallTool:
 
 
 @dataclass(frozen=True, slots=True)
+class Login:
+    server: str
+
+
+@dataclass(frozen=True, slots=True)
+class Logout:
+    server: str
+
+
+@dataclass(frozen=True, slots=True)
 class ClearConversation:
     pass
 
@@ -45,7 +56,7 @@ class Exit:
     pass
 
 
-Action = Show | CallTool | ClearConversation | Exit
+Action = Show | CallTool | Login | Logout | ClearConversation | Exit
 
 
 @dataclass(slots=True)
@@ -72,6 +83,8 @@ COMMANDS: dict[str, tuple[str, str]] = {
     "/mcp tools": ("[SERVER]", "the tools of every MCP server, or of SERVER"),
     "/mcp call": ("TOOL [JSON]", "call an MCP tool yourself, e.g. /mcp call mcp__echo__echo "
                   '{"text": "hi"}'),
+    "/mcp login": ("SERVER", "sign in to a remote MCP server (OAuth, in a browser)"),
+    "/mcp logout": ("SERVER", "forget a remote MCP server's sign-in"),
     "/tools": ("", "every tool the model can use, built-in and MCP"),
     "/model": ("", "the model in use and how to change it"),
     "/clear": ("", "forget the conversation"),
@@ -138,7 +151,27 @@ def _mcp(rest: str, ctx: CommandContext) -> Action:
         return Show(text)
     if sub == "call":
         return _mcp_call(tail, ctx)
-    return Show(f"unknown /mcp subcommand {sub!r} — try /mcp, /mcp tools or /mcp call", "error")
+    if sub in ("login", "logout"):
+        return _mcp_sign(sub, tail, ctx)
+    return Show(
+        f"unknown /mcp subcommand {sub!r} — try /mcp, /mcp tools, /mcp call, /mcp login or "
+        "/mcp logout",
+        "error",
+    )
+
+
+def _mcp_sign(sub: str, name: str, ctx: CommandContext) -> Action:
+    from cat_code.mcp.commands import SignInTarget, sign_in_entry
+
+    if not name:
+        return Show(f"usage: /mcp {sub} SERVER", "error")
+    if ctx.pool is None:
+        return Show("no MCP servers are configured", "error")
+    try:
+        sign_in_entry(ctx.pool.config, name)
+    except SignInTarget as exc:
+        return Show(str(exc), "error")
+    return Login(name) if sub == "login" else Logout(name)
 
 
 def _mcp_call(text: str, ctx: CommandContext) -> Action:
@@ -222,7 +255,12 @@ def complete(text: str, ctx: CommandContext) -> list[str]:
         names = sorted({n.split(" ")[0] for n in COMMANDS} | {"/quit"})
         return [n for n in names if n.startswith(words[0].lower())]
     if words[0] == "/mcp" and len(words) == 2:
-        return [s for s in ("tools", "call") if s.startswith(words[1])]
+        return [s for s in ("tools", "call", "login", "logout") if s.startswith(words[1])]
+    if words[:2] in (["/mcp", "login"], ["/mcp", "logout"]) and len(words) == 3:
+        if ctx.pool is None:
+            return []
+        remote = [s.name for s in ctx.pool.config.servers if s.type in ("http", "sse")]
+        return [n for n in remote if n.startswith(words[2])]
     if words[:2] == ["/mcp", "tools"] and len(words) == 3 and ctx.pool is not None:
         return [n for n in ctx.pool.config.names if n.startswith(words[2])]
     if words[:2] == ["/mcp", "call"] and len(words) == 3:

@@ -1,0 +1,241 @@
+"""`FileTokenStore`: credentials.json on disk, its modes, its lock, and a corrupt file."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import logging
+import os
+import stat
+import subprocess
+import sys
+import textwrap
+from pathlib import Path
+
+import pytest
+
+from cat_code.mcp.auth.store import FileTokenStore, MemoryTokenStore
+from cat_code.mcp.auth.types import ClientRegistration, Tokens
+
+SERVER = "https://mcp.example.com/mcp"
+OTHER = "https://other.example.com/mcp"
+ISSUER = "https://auth.example.com"
+
+
+def _mode(path: Path) -> int:
+    return stat.S_IMODE(path.stat().st_mode)
+
+
+def test_the_default_file_is_credentials_json_in_cat_code_home(cat_code_home: Path) -> None:
+    assert FileTokenStore().path == cat_code_home / "credentials.json"
+
+
+def test_tokens_and_registrations_round_trip_in_the_documented_shape(tmp_path: Path) -> None:
+    store = FileTokenStore(tmp_path / "home" / "credentials.json")
+    assert store.tokens(SERVER) is None
+    store.save_tokens(SERVER, Tokens(access_token="at-1", refresh_token="rt-1", expires_at=5.0))
+    registration = ClientRegistration(issuer=ISSUER, client_id="cid", redirect_uris=("u",))
+    store.save_registration(registration)
+
+    again = FileTokenStore(store.path)  # a second process sees the same
+    tokens = again.tokens(SERVER)
+    assert tokens is not None
+    assert (tokens.access_token, tokens.refresh_token, tokens.expires_at) == ("at-1", "rt-1", 5.0)
+    registration = again.registration(ISSUER)
+    assert registration is not None and registration.client_id == "cid"
+    assert registration.redirect_uris == ("u",)
+    data = json.loads(store.path.read_text())
+    assert set(data) == {"servers", "clients"}
+    assert data["servers"][SERVER]["access_token"] == "at-1"
+    assert data["clients"][ISSUER]["client_id"] == "cid"
+
+
+def test_forget_drops_one_servers_tokens_and_keeps_the_rest(tmp_path: Path) -> None:
+    store = FileTokenStore(tmp_path / "credentials.json")
+    store.save_tokens(SERVER, Tokens(access_token="a"))
+    store.save_tokens(OTHER, Tokens(access_token="b"))
+    store.save_registration(ClientRegistration(issuer=ISSUER, client_id="cid"))
+    store.forget(SERVER)
+    store.forget("https://never.example.com")  # nothing there: fine
+    assert store.tokens(SERVER) is None
+    assert store.tokens(OTHER) is not None
+    assert store.registration(ISSUER) is not None
+
+
+def test_the_file_is_0600_in_a_0700_folder_and_loose_modes_are_tightened(tmp_path: Path) -> None:
+    folder = tmp_path / "home"
+    folder.mkdir(mode=0o755)
+    folder.chmod(0o755)
+    path = folder / "credentials.json"
+    path.write_text("{}")
+    path.chmod(0o644)
+    store = FileTokenStore(path)
+    store.save_tokens(SERVER, Tokens(access_token="a"))
+    assert _mode(path) == 0o600
+    assert _mode(folder) == 0o700
+    assert _mode(store.lock_path) == 0o600
+    fresh = FileTokenStore(tmp_path / "new" / "deeper" / "credentials.json")
+    fresh.save_tokens(SERVER, Tokens(access_token="a"))
+    assert _mode(fresh.path) == 0o600 and _mode(fresh.path.parent) == 0o700
+
+
+def test_reads_see_what_another_writer_wrote_since(tmp_path: Path) -> None:
+    path = tmp_path / "credentials.json"
+    reader, writer = FileTokenStore(path), FileTokenStore(path)
+    writer.save_tokens(SERVER, Tokens(access_token="old"))
+    assert reader.tokens(SERVER).access_token == "old"  # type: ignore[union-attr]
+    writer.save_tokens(SERVER, Tokens(access_token="new"))
+    assert reader.tokens(SERVER).access_token == "new"  # type: ignore[union-attr]
+
+
+def test_a_corrupt_file_warns_once_is_empty_and_is_moved_aside_not_wiped(
+    tmp_path: Path, caplog: pytest.LogCaptureFixture
+) -> None:
+    path = tmp_path / "credentials.json"
+    path.write_text('{"servers": {"https://x": {"access_token": "keep-me"')
+    path.chmod(0o600)
+    store = FileTokenStore(path)
+    with caplog.at_level(logging.WARNING):
+        assert store.tokens(SERVER) is None
+        assert store.registration(ISSUER) is None
+        assert store.tokens(OTHER) is None
+    warnings = [r.getMessage() for r in caplog.records if r.levelno == logging.WARNING]
+    assert warnings == [f"{path} is not valid JSON; ignoring it — sign in again"]
+
+    store.save_tokens(SERVER, Tokens(access_token="a"))
+    assert store.tokens(SERVER) is not None
+    kept = [p for p in tmp_path.iterdir() if p.name.startswith("credentials.json.invalid-")]
+    assert len(kept) == 1 and "keep-me" in kept[0].read_text()
+    assert _mode(kept[0]) == 0o600
+
+
+def test_an_unusable_entry_is_ignored_without_losing_the_others(tmp_path: Path) -> None:
+    path = tmp_path / "credentials.json"
+    path.write_text(json.dumps({"servers": {SERVER: {"nope": 1}, OTHER: {"access_token": "b"}}}))
+    store = FileTokenStore(path)
+    assert store.tokens(SERVER) is None
+    assert store.tokens(OTHER) is not None
+
+
+def test_no_temporary_files_are_left_behind(tmp_path: Path) -> None:
+    store = FileTokenStore(tmp_path / "credentials.json")
+    for i in range(5):
+        store.save_tokens(f"{SERVER}{i}", Tokens(access_token=str(i)))
+    names = sorted(p.name for p in tmp_path.iterdir())
+    assert names == ["credentials.json", "credentials.json.lock"]
+
+
+async def test_locked_is_one_at_a_time_in_process_and_writes_inside_it_work(
+    tmp_path: Path,
+) -> None:
+    store = FileTokenStore(tmp_path / "credentials.json")
+    order: list[str] = []
+    inside = asyncio.Event()
+
+    async def first() -> None:
+        async with store.locked(SERVER):
+            order.append("first in")
+            inside.set()
+            await asyncio.sleep(0.05)
+            store.save_tokens(SERVER, Tokens(access_token="from-first"))
+            order.append("first out")
+
+    async def second() -> None:
+        await inside.wait()
+        async with store.locked(SERVER):
+            order.append("second in")
+            assert store.tokens(SERVER).access_token == "from-first"  # type: ignore[union-attr]
+
+    async with asyncio.timeout(5):
+        await asyncio.gather(first(), second())
+    assert order == ["first in", "first out", "second in"]
+
+
+_HOLDER = textwrap.dedent(
+    """
+    import asyncio, sys
+    from pathlib import Path
+    from cat_code.mcp.auth.store import FileTokenStore
+
+    async def main():
+        store = FileTokenStore(Path(sys.argv[1]))
+        async with store.locked("x"):
+            print("held", flush=True)
+            sys.stdin.readline()
+
+    asyncio.run(main())
+    """
+)
+
+
+async def test_locked_waits_for_another_process_without_blocking_the_loop(tmp_path: Path) -> None:
+    path = tmp_path / "credentials.json"
+    holder = subprocess.Popen(
+        [sys.executable, "-c", _HOLDER, str(path)],
+        stdin=subprocess.PIPE,
+        stdout=subprocess.PIPE,
+        text=True,
+        env={**os.environ, "PYTHONPATH": os.pathsep.join(sys.path)},
+    )
+    try:
+        assert holder.stdout is not None and holder.stdin is not None
+        assert await asyncio.to_thread(holder.stdout.readline) == "held\n"
+        store = FileTokenStore(path)
+        got = asyncio.Event()
+
+        async def take() -> None:
+            async with store.locked(SERVER):
+                got.set()
+
+        waiter = asyncio.create_task(take())
+        ticks = 0
+        for _ in range(10):  # the loop keeps running while the lock is elsewhere
+            await asyncio.sleep(0.01)
+            ticks += 1
+        assert ticks == 10 and not got.is_set()
+        holder.stdin.write("go\n")
+        holder.stdin.flush()
+        async with asyncio.timeout(5):
+            await waiter
+        assert got.is_set()
+    finally:
+        holder.kill()
+        holder.wait()
+        holder.stdin.close()  # type: ignore[union-attr]
+        holder.stdout.close()  # type: ignore[union-attr]
+
+
+_WRITER = textwrap.dedent(
+    """
+    import sys
+    from pathlib import Path
+    from cat_code.mcp.auth.store import FileTokenStore
+    from cat_code.mcp.auth.types import Tokens
+
+    store = FileTokenStore(Path(sys.argv[1]))
+    for i in range(40):
+        store.save_tokens(f"https://{sys.argv[2]}.example.com/{i}", Tokens(access_token="t"))
+    """
+)
+
+
+def test_two_processes_writing_at_once_lose_nothing(tmp_path: Path) -> None:
+    path = tmp_path / "credentials.json"
+    env = {**os.environ, "PYTHONPATH": os.pathsep.join(sys.path)}
+    procs = [
+        subprocess.Popen([sys.executable, "-c", _WRITER, str(path), who], env=env)
+        for who in ("a", "b")
+    ]
+    for proc in procs:
+        assert proc.wait(timeout=60) == 0
+    servers = json.loads(path.read_text())["servers"]
+    assert len(servers) == 80
+
+
+async def test_the_memory_store_keeps_the_same_contract() -> None:
+    store = MemoryTokenStore()
+    store.save_tokens(SERVER, Tokens(access_token="a"))
+    async with store.locked(SERVER):
+        assert store.tokens(SERVER) is not None
+    store.forget(SERVER)
+    assert store.tokens(SERVER) is None
