@@ -7,10 +7,11 @@ on the same (busy) machine: 1.20–1.44× the floor with this module, 1.60–1.7
 ``asyncio.timeout`` and ``Timeout.reschedule`` for progress — within the 2× target, but
 with half the margin on a quiet machine's 1.3–1.5×, so the shared timer stays.
 
-Here starting a deadline is a dict entry; the timer is re-armed only for a deadline earlier than the armed one (with one timeout
-per client, never while armed). When it fires, each request past its deadline has its
-task cancelled exactly as ``asyncio.timeout`` does, and `Deadline.expired_here` turns
-that CancelledError into a timeout. This cleverness lives here alone.
+Here starting a deadline is a dict entry; the timer is re-armed only for a deadline
+earlier than the armed one (with one timeout per client, never while armed). When it
+fires, each request past its deadline has its task cancelled exactly as
+``asyncio.timeout`` does, and `Deadline.expired_here` turns that CancelledError into a
+timeout. This cleverness lives here alone.
 """
 
 from __future__ import annotations
