@@ -52,11 +52,13 @@ def client_auth(
     """Add the client's authentication to ``form``; return the headers it needs."""
     method = registration.token_endpoint_auth_method
     secret = registration.client_secret
+    # client_id goes in the body with every method: RFC 6749 §4.1.3 asks for it on a
+    # code exchange, and servers (the `mcp` SDK's) refuse a Basic request without it.
+    form["client_id"] = registration.client_id
     if method == "client_secret_basic" and secret is not None:
         # RFC 6749 §2.3.1: both parts form-urlencoded before Base64.
         pair = f"{quote(registration.client_id, safe='')}:{quote(secret, safe='')}"
         return {"authorization": "Basic " + base64.b64encode(pair.encode()).decode()}
-    form["client_id"] = registration.client_id
     if method == "client_secret_post" and secret is not None:
         form["client_secret"] = secret
     elif method == "private_key_jwt":
