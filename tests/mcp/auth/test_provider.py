@@ -204,6 +204,7 @@ async def test_client_credentials_sign_in_without_a_browser(
     assert basic_credentials(token_request) == ("svc", "pw")
     assert world.forms("/token")[0] == {
         "grant_type": "client_credentials",
+        "client_id": "svc",
         "resource": MCP,
         "scope": "mcp",
     }
@@ -273,5 +274,6 @@ async def test_enterprise_sign_in_trades_the_id_token_for_an_id_jag_then_a_token
     assert dict(parse_qsl(grant.content.decode())) == {
         "grant_type": "urn:ietf:params:oauth:grant-type:jwt-bearer",
         "assertion": "the-jag",
+        "client_id": "app",
         "resource": MCP,
     }

@@ -56,8 +56,8 @@ async def test_client_secret_basic_sends_the_form_encoded_pair_in_a_basic_header
     await _request(recorder, registration)
     header = recorder.requests[-1].headers["authorization"]
     assert base64.b64decode(header.removeprefix("Basic ")).decode() == "my%20client:p%40ss%3Aword"
-    assert "client_secret" not in recorder.form
-    assert "client_id" not in recorder.form
+    assert "client_secret" not in recorder.form  # the secret only in the header
+    assert recorder.form["client_id"] == "my client"  # servers (the mcp SDK's) want it too
 
 
 async def test_client_secret_post_sends_both_in_the_body() -> None:
@@ -128,6 +128,7 @@ async def test_client_credentials_sends_the_resource_and_scope_as_given() -> Non
         )
     assert recorder.form == {
         "grant_type": "client_credentials",
+        "client_id": "c",
         "resource": "https://MCP.example.com",
         "scope": "a b",
     }
