@@ -292,7 +292,12 @@ class _SignIn:
         )
 
     async def run(self) -> None:
+        # Connecting meets the server's 401 (whose challenge may name where its metadata
+        # is) and signs in; a server that lets a first request in without a token is
+        # signed in to explicitly, from its well-known metadata.
         await self.client.connect()
+        if not self.auth.signed_in:
+            await self.auth.sign_in()
         await self.client.list_tools()
 
     async def close_all(self) -> None:

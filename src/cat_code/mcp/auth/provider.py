@@ -131,6 +131,11 @@ class McpAuth(httpx2.Auth):
 
     # -- public --------------------------------------------------------------------------
 
+    @property
+    def signed_in(self) -> bool:
+        """Whether this object has completed a sign-in (not merely found stored tokens)."""
+        return self._signed_in
+
     async def sign_in(self) -> Tokens:
         """Discover and sign in now, whatever is stored (``cat-code mcp login``)."""
         return await self._sign_in(BearerChallenge(), sent=None, force=True)
