@@ -484,3 +484,8 @@ def test_an_oauth_block_on_a_stdio_entry_is_ignored_with_a_warning(
     server = only(load_one(tmp_path, {"command": "x", "oauth": {"clientId": "c"}}))
     assert server.type == "stdio"
     assert "'oauth' applies only to http and sse servers" in caplog.text
+
+
+def test_credentials_in_the_url_count_as_the_entrys_own_authorization(tmp_path: Path) -> None:
+    server = only(load_one(tmp_path, {"url": "https://alice:s3cret@example.com/mcp"}))
+    assert isinstance(server, HttpServerConfig) and server.has_own_authorization

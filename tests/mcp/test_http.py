@@ -1044,3 +1044,13 @@ def test_cat_code_mcp_commands_work_against_an_http_entry(
     assert status["sdk"]["state"] == "CONNECTED"
     assert status["down"]["state"] == "FAILED"
     assert "connection refused" in status["down"]["error"]
+
+
+def test_a_header_value_http_refuses_is_never_quoted_in_the_error() -> None:
+    from cat_code.mcp.http_pipeline import translate_error
+
+    error = translate_error(
+        httpx2.LocalProtocolError("Illegal header value b'Bearer LEAK\\n'"),
+        httpx2.URL("https://example.com/mcp"),
+    )
+    assert "LEAK" not in str(error) and "header value HTTP cannot carry" in str(error)

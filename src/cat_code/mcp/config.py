@@ -20,6 +20,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Literal
+from urllib.parse import urlsplit
 
 from cat_code.mcp.errors import ConfigError
 
@@ -104,8 +105,12 @@ class HttpServerConfig(_ServerEntry):
 
     @property
     def has_own_authorization(self) -> bool:
-        """The entry sends its own ``Authorization`` header: cat-code never starts OAuth."""
-        return any(key.lower() == "authorization" for key in self.headers)
+        """The entry sends its own credentials — an ``Authorization`` header, or a
+        ``user:password@`` in its URL (sent as Basic): cat-code never starts OAuth."""
+        if any(key.lower() == "authorization" for key in self.headers):
+            return True
+        netloc = urlsplit(self.url).netloc
+        return "@" in netloc
 
     def _expanded_target(self) -> str:
         return self.url

@@ -347,6 +347,11 @@ def translate_error(exc: httpx2.HTTPError, url: httpx2.URL) -> TransportError:
         return TransportError(f"no data from {where} within the read timeout")
     if isinstance(exc, httpx2.TimeoutException):
         return TransportError(f"timed out talking to {where}: {type(exc).__name__}")
+    if isinstance(exc, httpx2.LocalProtocolError):
+        # Its text may quote the header it refused — a credential, as likely as not.
+        return TransportError(
+            f"could not send the request to {where}: a header value HTTP cannot carry"
+        )
     if isinstance(exc, httpx2.RemoteProtocolError | httpx2.ReadError | httpx2.WriteError):
         detail = f": {exc}" if str(exc) else f" without an answer ({type(exc).__name__})"
         return TransportClosed(f"{where} closed the connection{detail}")

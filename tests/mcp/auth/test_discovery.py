@@ -103,3 +103,29 @@ async def test_discovery_does_not_follow_redirects() -> None:
 
     async with _client(httpx2.MockTransport(handler)) as http:
         assert await fetch_resource_metadata(http, MCP) is None
+
+
+@pytest.mark.parametrize(
+    "resource",
+    [
+        "https://victim-api.com\\@mcp.example.com/mcp",
+        "https://user@mcp.example.com/mcp",
+        "https://mcp.example.com/mcp x",
+        "https://mcp.example.com/\nmcp",
+    ],
+)
+def test_a_resource_parsers_might_read_differently_is_refused(resource: str) -> None:
+    assert not resource_covers(resource, "https://mcp.example.com/mcp")
+
+
+async def test_metadata_of_an_http_issuer_off_this_machine_is_never_fetched() -> None:
+    seen: list[str] = []
+
+    def handler(request: httpx2.Request) -> httpx2.Response:
+        seen.append(str(request.url))
+        return httpx2.Response(404)
+
+    async with httpx2.AsyncClient(transport=httpx2.MockTransport(handler)) as http:
+        with pytest.raises(AuthorizationFailed, match="not an https URL"):
+            await fetch_auth_server_metadata(http, "http://as.example.com")
+    assert seen == []

@@ -277,3 +277,101 @@ async def test_enterprise_sign_in_trades_the_id_token_for_an_id_jag_then_a_token
         "client_id": "app",
         "resource": MCP,
     }
+
+
+# -- hardening (from the security review) ----------------------------------------------
+
+
+async def test_a_token_http_cannot_carry_is_refused_and_never_quoted(
+    world: World, http: httpx2.AsyncClient
+) -> None:
+    original = world.token
+
+    def bad_token(request: httpx2.Request) -> httpx2.Response:
+        original(request)  # the code is redeemed as usual; the answer is what is wrong
+        return httpx2.Response(200, json={"access_token": "LEAK-ME\n", "token_type": "bearer"})
+
+    world.token = bad_token  # type: ignore[method-assign]
+    with pytest.raises(Exception) as caught:
+        await http.post(MCP, json={}, auth=_auth(world, http, authorizer=FakeAuthorizer(world)))
+    assert "LEAK-ME" not in str(caught.value)
+    assert "not plain visible ASCII" in str(caught.value)
+
+
+def test_a_short_lived_token_is_not_stale_the_moment_it_is_issued() -> None:
+    now = time.time()
+    tokens = Tokens("t", expires_at=now + 30, issued_at=now)
+    assert not tokens.expired(now)
+    assert not tokens.expired(now + 14)
+    assert tokens.expired(now + 16)  # refreshed in its second half, not on every request
+
+
+def test_stored_tokens_of_the_wrong_shape_are_refused_as_a_value_error() -> None:
+    for data in (
+        {"access_token": "ok", "expires_at": "soon"},
+        {"access_token": "has space"},
+        {"access_token": "ok", "scope": 3},
+    ):
+        with pytest.raises(ValueError):
+            Tokens.from_json(data)
+
+
+async def test_tokens_refresh_as_their_own_client_after_the_server_registered_another(
+    world: World, http: httpx2.AsyncClient
+) -> None:
+    world.token_methods = ["client_secret_post"]
+    store = MemoryTokenStore()
+    world.refresh_tokens["rt-a"] = {"mcp"}
+    store.save_tokens(
+        KEY,
+        Tokens(
+            "old", expires_at=time.time() - 5, refresh_token="rt-a", issuer=ISSUER,
+            token_endpoint=f"{ISSUER}/token", client_id="client-a",
+            token_endpoint_auth_method="client_secret_post", client_secret="secret-a",
+        ),
+    )  # fmt: skip
+    # Another server of the same authorization server signed in since: a new client.
+    from cat_code.mcp.auth.types import ClientRegistration
+
+    store.save_registration(
+        ClientRegistration(ISSUER, "client-b", "secret-b", "client_secret_post")
+    )
+    response = await http.post(MCP, json={}, auth=_auth(world, http, store))
+    assert response.status_code == 200
+    [form] = world.forms("/token")
+    assert (form["client_id"], form["client_secret"]) == ("client-a", "secret-a")
+
+
+async def test_a_refused_refresh_never_forgets_tokens_saved_meanwhile(
+    world: World, http: httpx2.AsyncClient
+) -> None:
+    world.refuse_refresh = True
+    store = MemoryTokenStore()
+    stale = Tokens("old", expires_at=time.time() - 5, refresh_token="rt", issuer=ISSUER,
+                   token_endpoint=f"{ISSUER}/token", client_id="c")  # fmt: skip
+    store.save_tokens(KEY, stale)
+    original = world.token
+
+    def newer_saved_meanwhile(request: httpx2.Request) -> httpx2.Response:
+        store.save_tokens(KEY, Tokens("newer", refresh_token="rt-new"))  # another task's save
+        return original(request)
+
+    world.token = newer_saved_meanwhile  # type: ignore[method-assign]
+    world.valid["newer"] = set()
+    auth = _auth(world, http, store)
+    await http.post(MCP, json={}, auth=auth)
+    kept = store.tokens(KEY)
+    assert kept is not None and kept.access_token == "newer"
+
+
+async def test_a_401_asking_for_another_scheme_starts_no_sign_in(
+    world: World, http: httpx2.AsyncClient
+) -> None:
+    def basic_only(request: httpx2.Request) -> httpx2.Response:
+        world.seen.append(request)
+        return httpx2.Response(401, headers={"www-authenticate": 'Basic realm="x"'})
+
+    async with httpx2.AsyncClient(transport=httpx2.MockTransport(basic_only)) as plain:
+        response = await plain.post(MCP, json={}, auth=_auth(world, plain))
+    assert response.status_code == 401  # the server's own answer, no NeedsLogin
+    assert world.paths() == ["/mcp"]

@@ -115,9 +115,32 @@ def require_secure(url: str, what: str) -> None:
     )
 
 
+def _may_fetch(url: str, server_url: str) -> bool:
+    """Resource metadata comes over https, from a loopback host, or from the MCP server's
+    own origin (no less safe than talking to the server at all)."""
+    parts, server = urlsplit(url), urlsplit(server_url)
+    scheme = parts.scheme.lower()
+    if scheme == "https" and parts.hostname:
+        return True
+    if scheme != "http" or not parts.hostname:
+        return False
+    if is_loopback(parts.hostname):
+        return True
+    try:
+        return (parts.hostname, _port(parts)) == (server.hostname, _port(server)) and (
+            server.scheme.lower() == "http"
+        )
+    except ValueError:
+        return False
+
+
 def resource_covers(resource: str, server_url: str) -> bool:
     """Whether a PRM ``resource`` names this server: same scheme, host and port, and its
     path a segment prefix of the server's path."""
+    if any(c in resource for c in "\\@") or any(c.isspace() or ord(c) < 0x20 for c in resource):
+        # Parsers disagree on such URLs (``https://a\\@b/``: host b here, a for others):
+        # the authorization server might read another host than the one checked.
+        return False
     r, s = urlsplit(resource), urlsplit(server_url)
     try:
         same_origin = (r.scheme.lower(), r.hostname, _port(r)) == (
@@ -149,7 +172,8 @@ async def fetch_resource_metadata(
     """The server's PRM from the first place that has it, checked against the server's
     URL; None when there is none (the 2025-03-26 fallback applies)."""
     for url in resource_metadata_urls(server_url, header_url):
-        if urlsplit(url).scheme.lower() not in ("http", "https"):
+        if not _may_fetch(url, server_url):
+            logger.debug("not fetching resource metadata from %s (not https)", where(url))
             continue
         response = await send(http, "GET", url, headers=_PROBE_HEADERS, what="resource metadata")
         data = json_object(response) if response.status_code == 200 else None
@@ -188,6 +212,9 @@ def _issuer_matches(found: str, expected: str) -> bool:
 
 async def fetch_auth_server_metadata(http: httpx2.AsyncClient, issuer: str) -> AuthServerMetadata:
     """The metadata of ``issuer``, from the first well-known URL that has it."""
+    # Metadata over plain http could name any endpoints: someone on the path would get
+    # the code, the verifier and a client secret.
+    require_secure(issuer, "issuer")
     mismatch: str | None = None
     for url in auth_server_metadata_urls(issuer):
         response = await send(http, "GET", url, headers=_PROBE_HEADERS, what="server metadata")

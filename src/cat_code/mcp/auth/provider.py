@@ -20,7 +20,7 @@ from collections.abc import AsyncGenerator
 import httpx2
 
 from cat_code.mcp.auth._http import new_client
-from cat_code.mcp.auth.challenge import BearerChallenge, bearer_challenge
+from cat_code.mcp.auth.challenge import BearerChallenge, bearer_challenge, parse_challenges
 from cat_code.mcp.auth.discovery import (
     fallback_auth_server_metadata,
     fetch_auth_server_metadata,
@@ -100,7 +100,11 @@ class McpAuth(httpx2.Auth):
         refreshed = False
         while True:
             status = response.status_code
-            challenge = bearer_challenge(response.headers.get("www-authenticate"))
+            header = response.headers.get("www-authenticate")
+            challenge = bearer_challenge(header)
+            if status == 401 and header and not _offers_bearer(header):
+                # Basic, Negotiate, ...: not OAuth. The server's own answer says what it wants.
+                return
             if status == 401:
                 if authorizations:
                     logger.warning("%s refused a token it just issued", public_url(self._url))
@@ -166,7 +170,9 @@ class McpAuth(httpx2.Auth):
             return tokens
         async with self.store.locked(self.key):
             current = self._stored()  # another request or process may have refreshed
-            if current is None or not current.expired() or not current.refresh_token:
+            if current is None or current.access_token != tokens.access_token:
+                return current
+            if not current.expired() or not current.refresh_token:
                 return current
             return await self._refresh_locked(current) or self._stored()
 
@@ -193,7 +199,10 @@ class McpAuth(httpx2.Auth):
         except TokenEndpointError as exc:
             logger.info("refresh at %s refused (%s)", tokens.issuer, exc.error or exc.http_status)
             if exc.error in ("invalid_grant", "invalid_client", "unauthorized_client"):
-                self.store.forget(self.key)
+                # Only the refused tokens go: never newer ones another task saved meanwhile.
+                current = self.store.tokens(self.key)
+                if current is not None and current.refresh_token == tokens.refresh_token:
+                    self.store.forget(self.key)
             return None
         except AuthorizationFailed as exc:
             logger.info("refresh failed: %s", exc)
@@ -222,7 +231,11 @@ class McpAuth(httpx2.Auth):
         stored = self.store.registration(issuer)
         if stored is not None and stored.client_id == client_id:
             return stored
-        return ClientRegistration(issuer, client_id, None, method or "none", source="cimd")
+        # The authorization server's stored registration is another client now (a later
+        # sign-in registered anew): these tokens refresh as their own client.
+        secret = tokens.client_secret
+        source = "dcr" if secret is not None else "cimd"
+        return ClientRegistration(issuer, client_id, secret, method or "none", source=source)
 
     # -- sign-in -------------------------------------------------------------------------
 
@@ -310,3 +323,9 @@ class McpAuth(httpx2.Auth):
 def _bear(request: httpx2.Request, tokens: Tokens | None) -> None:
     if tokens is not None:
         request.headers["Authorization"] = f"Bearer {tokens.access_token}"
+
+
+def _offers_bearer(header: str) -> bool:
+    """Whether a ``WWW-Authenticate`` value holds a Bearer challenge (or none parses)."""
+    challenges = parse_challenges(header)
+    return not challenges or any(c.scheme == "bearer" for c in challenges)

@@ -23,7 +23,12 @@ from urllib.parse import quote
 import httpx2
 
 from cat_code.mcp.auth._http import json_object, send, where
-from cat_code.mcp.auth.types import AuthorizationFailed, ClientRegistration, Tokens
+from cat_code.mcp.auth.types import (
+    AuthorizationFailed,
+    ClientRegistration,
+    Tokens,
+    sendable_token,
+)
 
 logger = logging.getLogger(__name__)
 
@@ -192,6 +197,12 @@ def parse_tokens(
     access = data.get("access_token")
     if not isinstance(access, str) or not access:
         raise AuthorizationFailed(f"the token endpoint {where(endpoint)} gave no access_token")
+    if not sendable_token(access):
+        # Never quoted: it is a secret, whatever else is wrong with it.
+        raise AuthorizationFailed(
+            f"the token endpoint {where(endpoint)} gave an access token that is not plain "
+            "visible ASCII; it cannot be sent in an HTTP header"
+        )
     token_type = data.get("token_type", "Bearer")
     if not isinstance(token_type, str) or token_type.lower() != "bearer":
         raise AuthorizationFailed(
@@ -205,7 +216,7 @@ def parse_tokens(
     except (TypeError, ValueError):
         logger.debug("ignoring an unreadable expires_in from %s", where(endpoint))
     refresh = data.get("refresh_token")
-    if not isinstance(refresh, str) or not refresh:
+    if not sendable_token(refresh):
         refresh = previous.refresh_token if previous else None
     scope = data.get("scope")
     if not isinstance(scope, str):
@@ -221,6 +232,8 @@ def parse_tokens(
         client_id=registration.client_id,
         resource=resource,
         token_endpoint_auth_method=registration.token_endpoint_auth_method,
+        client_secret=registration.client_secret,
+        issued_at=time.time(),
     )
 
 

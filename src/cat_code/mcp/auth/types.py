@@ -66,11 +66,20 @@ class Tokens:
     resource: str | None = None
     #: How the client authenticated at the token endpoint (reused to refresh).
     token_endpoint_auth_method: str | None = None
+    #: The secret of the client that got them, if it had one: a later sign-in to another
+    #: server of the same authorization server may register a new client, and these
+    #: tokens must still refresh as the client they belong to.
+    client_secret: str | None = field(default=None, repr=False)
+    #: Wall-clock time they were issued (to refresh short-lived tokens sensibly).
+    issued_at: float | None = None
 
     def expired(self, now: float | None = None, margin: float = REFRESH_MARGIN_S) -> bool:
-        """Whether the access token is (about to be) past its expiry."""
+        """Whether the access token is (about to be) past its expiry: ``margin`` early,
+        but never earlier than half its lifetime (a 30 s token is not stale at birth)."""
         if self.expires_at is None:
             return False
+        if self.issued_at is not None:
+            margin = min(margin, max(0.0, (self.expires_at - self.issued_at) / 2))
         return (time.time() if now is None else now) >= self.expires_at - margin
 
     def to_json(self) -> dict[str, Any]:
@@ -78,10 +87,28 @@ class Tokens:
 
     @classmethod
     def from_json(cls, data: Mapping[str, Any]) -> Tokens:
+        """Stored tokens; a `ValueError` for anything of the wrong shape (never a
+        TypeError from deep inside, and never a token HTTP cannot carry)."""
         known = {k: data[k] for k in cls.__slots__ if k in data}
-        if not isinstance(known.get("access_token"), str):
-            raise ValueError("no access_token")
+        if not sendable_token(known.get("access_token")):
+            raise ValueError("no usable access_token")
+        for key in ("expires_at", "issued_at"):
+            value = known.get(key)
+            if value is not None and (
+                isinstance(value, bool) or not isinstance(value, int | float)
+            ):
+                raise ValueError(f"{key} is not a number")
+        for key in set(known) - {"access_token", "expires_at", "issued_at"}:
+            if known[key] is not None and not isinstance(known[key], str):
+                raise ValueError(f"{key} is not a string")
         return cls(**known)
+
+
+def sendable_token(value: Any) -> bool:
+    """Whether ``value`` can go in an ``Authorization: Bearer`` header: visible ASCII only
+    (RFC 6750's b64token is narrower). Anything else would make HTTP refuse the header,
+    and its error would quote the token."""
+    return isinstance(value, str) and bool(value) and all("!" <= c <= "~" for c in value)
 
 
 @dataclass(slots=True)
