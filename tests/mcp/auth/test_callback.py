@@ -3,10 +3,15 @@
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import io
 import logging
 import os
+import signal
 import socket
+import sys
+import webbrowser
+from pathlib import Path
 
 import httpx2
 import pytest
@@ -68,6 +73,8 @@ async def test_the_redirect_is_answered_with_a_page_and_its_query_returned(
         assert "Signed in — you can close this tab" in answer.text
         assert dict(result) == {"code": "the-c0de", "state": "st4te", "iss": "https://a"}
         assert out.getvalue().startswith(f"Open this URL to sign in to linear:\n{AUTH_URL}\n")
+        assert authorizer._browser_thread is not None
+        await asyncio.to_thread(authorizer._browser_thread.join, 5)
         assert opened == [AUTH_URL]
         ours = " ".join(r.getMessage() for r in caplog.records if r.name.startswith("cat_code"))
         assert "redirect received" in ours
@@ -95,7 +102,7 @@ async def test_other_paths_and_other_sign_ins_are_ignored_until_ours_comes() -> 
         await authorizer.aclose()
 
 
-async def test_an_error_redirect_shows_the_error_and_is_handed_back() -> None:
+async def test_an_error_redirect_gets_a_neutral_page_and_is_handed_back_unshown() -> None:
     authorizer, out, _ = _authorizer()
     try:
         uri = await authorizer.redirect_uri()
@@ -103,12 +110,16 @@ async def test_an_error_redirect_shows_the_error_and_is_handed_back() -> None:
             waiting = asyncio.create_task(authorizer.authorize(AUTH_URL))
             await _wait_for_prompt(out)
             page = await _get(
-                f"{uri}?error=access_denied&error_description=%3Cb%3Eno%3C%2Fb%3E&state=st4te"
+                f"{uri}?error=access_denied&error_description=Call%20evil.example%20now"
+                "&state=st4te&iss=https%3A%2F%2Fmix-up.example"
             )
             result = await waiting
+        # Its iss is not checked yet: nothing the redirect says reaches the page.
         assert "Sign-in failed" in page.text
-        assert "access_denied: &lt;b&gt;no&lt;/b&gt;" in page.text
+        assert "Return to the terminal" in page.text
+        assert "access_denied" not in page.text and "evil.example" not in page.text
         assert result["error"] == "access_denied"
+        assert result["error_description"] == "Call evil.example now"
     finally:
         await authorizer.aclose()
 
@@ -172,3 +183,56 @@ async def test_the_configured_callback_port_is_used_and_a_busy_one_is_named() ->
         assert await free.redirect_uri() == f"http://127.0.0.1:{port}/callback"
     finally:
         await free.aclose()
+
+
+_SLOW_BROWSER = """#!{python}
+import os, signal, sys, time
+from pathlib import Path
+
+here = Path(__file__).parent
+signal.signal(signal.SIGTERM, lambda *_: sys.exit(0))  # ended by the test: "opened"
+(here / "browser-url").write_text(sys.argv[1])
+(here / "browser-pid.tmp").write_text(str(os.getpid()))
+os.replace(here / "browser-pid.tmp", here / "browser-pid")
+time.sleep(60)  # a browser command that returns only when the browser is closed
+"""
+
+
+async def _browser_pid(folder: Path) -> int:
+    while not (folder / "browser-pid").exists():
+        await asyncio.sleep(0.01)
+    return int((folder / "browser-pid").read_text())
+
+
+async def test_a_browser_command_that_does_not_exit_never_holds_up_the_sign_in(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    script = tmp_path / "slow-browser"
+    script.write_text(_SLOW_BROWSER.format(python=sys.executable))
+    script.chmod(0o755)
+    monkeypatch.setenv("BROWSER", str(script))
+    # webbrowser reads BROWSER once per process: start its registry afresh, and put it back.
+    monkeypatch.setattr(webbrowser, "_tryorder", None)
+    monkeypatch.setattr(webbrowser, "_browsers", {})
+    out = io.StringIO()
+    authorizer = LoopbackAuthorizer("linear", out=out)  # the real browser launcher
+    pid: int | None = None
+    try:
+        uri = await authorizer.redirect_uri()
+        async with asyncio.timeout(10):
+            waiting = asyncio.create_task(authorizer.authorize(AUTH_URL))
+            pid = await _browser_pid(tmp_path)
+            assert (tmp_path / "browser-url").read_text() == AUTH_URL
+            answer = await _get(f"{uri}?code=the-c0de&state=st4te")
+            result = await waiting  # while the browser command is still running
+        assert answer.status_code == 200
+        assert result["code"] == "the-c0de"
+        os.kill(pid, 0)  # still running: the sign-in did not wait for it
+    finally:
+        if pid is not None:
+            with contextlib.suppress(ProcessLookupError):
+                os.kill(pid, signal.SIGTERM)
+        await authorizer.aclose()
+        if authorizer._browser_thread is not None:  # it reaps the browser command
+            await asyncio.to_thread(authorizer._browser_thread.join, 10)
+            assert not authorizer._browser_thread.is_alive()

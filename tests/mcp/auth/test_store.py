@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+import fcntl
 import json
 import logging
 import os
@@ -14,7 +15,8 @@ from pathlib import Path
 
 import pytest
 
-from cat_code.mcp.auth.store import FileTokenStore, MemoryTokenStore
+from cat_code.mcp.auth import store as store_module
+from cat_code.mcp.auth.store import CredentialsLocked, FileTokenStore, MemoryTokenStore
 from cat_code.mcp.auth.types import ClientRegistration, Tokens
 
 SERVER = "https://mcp.example.com/mcp"
@@ -156,36 +158,64 @@ _HOLDER = textwrap.dedent(
     import asyncio, sys
     from pathlib import Path
     from cat_code.mcp.auth.store import FileTokenStore
+    from cat_code.mcp.auth.types import Tokens
 
     async def main():
         store = FileTokenStore(Path(sys.argv[1]))
-        async with store.locked("x"):
+        async with store.locked(sys.argv[2]):  # a refresh waiting on the network
             print("held", flush=True)
             sys.stdin.readline()
+            store.save_tokens(sys.argv[2], Tokens(access_token="refreshed"))
 
     asyncio.run(main())
     """
 )
 
 
+class _Refresh:
+    """Another cat-code process, in the middle of refreshing ``server``'s tokens."""
+
+    def __init__(self, path: Path, server: str) -> None:
+        self._proc = subprocess.Popen(
+            [sys.executable, "-c", _HOLDER, str(path), server],
+            stdin=subprocess.PIPE,
+            stdout=subprocess.PIPE,
+            text=True,
+            env={**os.environ, "PYTHONPATH": os.pathsep.join(sys.path)},
+        )
+
+    async def started(self) -> None:
+        assert self._proc.stdout is not None
+        async with asyncio.timeout(30):
+            assert await asyncio.to_thread(self._proc.stdout.readline) == "held\n"
+
+    async def finish(self) -> None:
+        assert self._proc.stdin is not None
+        self._proc.stdin.write("go\n")
+        self._proc.stdin.flush()
+        async with asyncio.timeout(30):
+            assert await asyncio.to_thread(self._proc.wait) == 0
+
+    def end(self) -> None:
+        self._proc.kill()
+        self._proc.wait()
+        self._proc.stdin.close()  # type: ignore[union-attr]
+        self._proc.stdout.close()  # type: ignore[union-attr]
+
+
 async def test_locked_waits_for_another_process_without_blocking_the_loop(tmp_path: Path) -> None:
     path = tmp_path / "credentials.json"
-    holder = subprocess.Popen(
-        [sys.executable, "-c", _HOLDER, str(path)],
-        stdin=subprocess.PIPE,
-        stdout=subprocess.PIPE,
-        text=True,
-        env={**os.environ, "PYTHONPATH": os.pathsep.join(sys.path)},
-    )
+    other = _Refresh(path, SERVER)
     try:
-        assert holder.stdout is not None and holder.stdin is not None
-        assert await asyncio.to_thread(holder.stdout.readline) == "held\n"
+        await other.started()
         store = FileTokenStore(path)
         got = asyncio.Event()
 
         async def take() -> None:
             async with store.locked(SERVER):
                 got.set()
+                # Inside the lock, the other process's refresh is visible.
+                assert store.tokens(SERVER).access_token == "refreshed"  # type: ignore[union-attr]
 
         waiter = asyncio.create_task(take())
         ticks = 0
@@ -193,16 +223,101 @@ async def test_locked_waits_for_another_process_without_blocking_the_loop(tmp_pa
             await asyncio.sleep(0.01)
             ticks += 1
         assert ticks == 10 and not got.is_set()
-        holder.stdin.write("go\n")
-        holder.stdin.flush()
+        await other.finish()
         async with asyncio.timeout(5):
             await waiter
         assert got.is_set()
     finally:
-        holder.kill()
-        holder.wait()
-        holder.stdin.close()  # type: ignore[union-attr]
-        holder.stdout.close()  # type: ignore[union-attr]
+        other.end()
+
+
+async def test_a_refresh_in_another_process_never_holds_up_a_write_here(tmp_path: Path) -> None:
+    path = tmp_path / "credentials.json"
+    other = _Refresh(path, SERVER)
+    try:
+        await other.started()
+        store = FileTokenStore(path)
+        # Writes take the short write lock only, not the refresh's: no wait, no error.
+        store.save_tokens(OTHER, Tokens(access_token="signed-in-meanwhile"))
+        store.save_tokens(SERVER, Tokens(access_token="signed-in-here"))
+        store.save_registration(ClientRegistration(issuer=ISSUER, client_id="cid"))
+        assert store.tokens(OTHER).access_token == "signed-in-meanwhile"  # type: ignore[union-attr]
+        assert store.registration(ISSUER) is not None
+        await other.finish()
+        # The refresh's own write kept what was written meanwhile.
+        assert store.tokens(SERVER).access_token == "refreshed"  # type: ignore[union-attr]
+        assert store.tokens(OTHER).access_token == "signed-in-meanwhile"  # type: ignore[union-attr]
+        assert store.registration(ISSUER) is not None
+    finally:
+        other.end()
+
+
+async def test_a_refresh_of_one_server_never_holds_up_a_refresh_of_another(
+    tmp_path: Path,
+) -> None:
+    path = tmp_path / "credentials.json"
+    other = _Refresh(path, SERVER)
+    try:
+        await other.started()
+        store = FileTokenStore(path)
+        assert store.refresh_lock_path(SERVER) != store.refresh_lock_path(OTHER)
+        assert SERVER not in store.refresh_lock_path(SERVER).name
+        async with asyncio.timeout(5), store.locked(OTHER):
+            store.save_tokens(OTHER, Tokens(access_token="b"))
+        await other.finish()
+    finally:
+        other.end()
+
+
+async def test_waiting_for_another_processs_refresh_is_bounded_with_a_clear_error(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    path = tmp_path / "credentials.json"
+    monkeypatch.setattr(store_module, "LOCK_WAIT_S", 0.05)
+    other = _Refresh(path, SERVER)
+    try:
+        await other.started()
+        with pytest.raises(CredentialsLocked, match="held by another cat-code for more than"):
+            async with asyncio.timeout(5), FileTokenStore(path).locked(SERVER):
+                pytest.fail("the lock is the other process's")
+        await other.finish()
+    finally:
+        other.end()
+
+
+def test_waiting_for_the_write_lock_is_bounded_and_changes_nothing(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    store = FileTokenStore(tmp_path / "credentials.json")
+    store.save_tokens(SERVER, Tokens(access_token="before"))
+    monkeypatch.setattr(store_module, "WRITE_LOCK_WAIT_S", 0.05)
+    fd = os.open(store.lock_path, os.O_RDWR)
+    try:
+        fcntl.flock(fd, fcntl.LOCK_EX)  # a writer that hangs mid-write
+        with pytest.raises(CredentialsLocked, match=r"credentials\.json\.lock is held"):
+            store.save_tokens(SERVER, Tokens(access_token="after"))
+    finally:
+        os.close(fd)
+    assert store.tokens(SERVER).access_token == "before"  # type: ignore[union-attr]
+
+
+def test_a_symlink_at_the_path_or_a_lock_is_replaced_never_followed(tmp_path: Path) -> None:
+    elsewhere = tmp_path / "elsewhere"
+    elsewhere.mkdir()
+    target, lock_target = elsewhere / "target.json", elsewhere / "lock-target"
+    target.write_text("{}")
+    target.chmod(0o644)
+    folder = tmp_path / "home"
+    folder.mkdir()
+    store = FileTokenStore(folder / "credentials.json")
+    store.path.symlink_to(target)
+    store.lock_path.symlink_to(lock_target)
+    store.tokens(SERVER)
+    store.save_tokens(SERVER, Tokens(access_token="a"))
+    assert not store.path.is_symlink() and not store.lock_path.is_symlink()
+    assert store.tokens(SERVER) is not None
+    assert target.read_text() == "{}" and _mode(target) == 0o644
+    assert not lock_target.exists()
 
 
 _WRITER = textwrap.dedent(

@@ -3,11 +3,13 @@
 It listens on 127.0.0.1 only (never 0.0.0.0; port ``oauth.callbackPort``, else a free
 one), gives ``http://127.0.0.1:PORT/callback`` as the redirect URI, prints the
 authorization URL on stderr, opens a browser when there is one (``webbrowser``, never a
-shell; ``http(s)`` URLs only), and waits, bounded, for the one redirect to ``/callback``
-that carries this sign-in's ``state``; it answers it with a small page and ignores every
-other path. With ``paste=True`` the person may instead paste the address the browser
-ended on (an SSH session, where the browser cannot reach this machine): whichever comes
-first wins. Query values (``code``, ``state``) are never logged or shown.
+shell; ``http(s)`` URLs only; on a daemon thread, never awaited: a ``BROWSER`` command
+may not exit until the browser does), and at once waits, bounded, for the one redirect to
+``/callback`` that carries this sign-in's ``state``; it answers it with a neutral page
+(the engine, after its ``iss`` check, says what happened) and ignores every other path.
+With ``paste=True`` the person may instead paste the address the browser ended on (an SSH
+session, where the browser cannot reach this machine): whichever comes first wins. Query
+values (``code``, ``state``) are never logged or shown.
 """
 
 from __future__ import annotations
@@ -75,6 +77,7 @@ class LoopbackAuthorizer:
         self._waiting: asyncio.Future[dict[str, str]] | None = None
         self._expected_state: str | None = None
         self._paste_thread: threading.Thread | None = None
+        self._browser_thread: threading.Thread | None = None
 
     # -- the Authorizer protocol ---------------------------------------------------------
 
@@ -101,9 +104,7 @@ class LoopbackAuthorizer:
         self._expected_state = dict(parse_qsl(urlsplit(url).query)).get("state")
         self._say(f"Open this URL to sign in to {self.name}:\n{url}")
         if self.open_browser and urlsplit(url).scheme in ("http", "https"):
-            opened = await asyncio.to_thread(self._browser, url)
-            if not opened:
-                logger.debug("%s: no browser opened; the URL above is the way in", self.name)
+            self._start_browser(url)
         if self.paste:
             self._say(
                 "No browser here? Open the URL on any machine, sign in, then paste the "
@@ -168,10 +169,10 @@ class LoopbackAuthorizer:
             return
         logger.debug("%s: sign-in redirect received", self.name)
         if "error" in query:
-            reason = query["error"]
-            if query.get("error_description"):
-                reason += f": {query['error_description']}"
-            await _answer(writer, 200, "Sign-in failed", reason)
+            # Nothing from the query: it is unchecked (iss) until the engine has seen it.
+            await _answer(
+                writer, 200, "Sign-in failed", "Return to the terminal: cat-code says why."
+            )
         else:
             await _answer(
                 writer, 200, "Signed in — you can close this tab", f"cat-code is signed in to "
@@ -179,6 +180,24 @@ class LoopbackAuthorizer:
             )  # fmt: skip
         if not waiting.done():
             waiting.set_result(query)
+
+    # -- the browser ---------------------------------------------------------------------
+
+    def _start_browser(self, url: str) -> None:
+        """Open ``url`` on a daemon thread: a browser command may run until the browser
+        is closed, and the sign-in must neither wait for it nor keep the process alive."""
+
+        def run() -> None:
+            try:
+                opened = self._browser(url)
+            except Exception:  # a thread's last resort: the URL on stderr still works
+                logger.debug("%s: opening a browser failed", self.name, exc_info=True)
+                return
+            if not opened:
+                logger.debug("%s: no browser opened; the URL above is the way in", self.name)
+
+        self._browser_thread = threading.Thread(target=run, name="sign-in-browser", daemon=True)
+        self._browser_thread.start()
 
     # -- the pasted URL ------------------------------------------------------------------
 

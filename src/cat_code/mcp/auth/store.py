@@ -5,16 +5,22 @@ authorization server (its issuer): a registration is never reused at another ser
 On disk, ``credentials.json`` is ``{"servers": {url: tokens}, "clients": {issuer:
 registration}}``, mode 0600 in a 0700 folder. Every read re-reads the file (another
 cat-code may have refreshed); every change is a read-modify-write under an ``fcntl`` lock
-on ``credentials.json.lock``, written to a temporary file and moved over with
-``os.replace``, so two processes never lose each other's changes or leave half a file. A
-file that is not valid JSON is never silently overwritten: it is moved aside first.
+on ``credentials.json.lock``, held for that write only (a bounded wait), written to a
+temporary file and moved over with ``os.replace`` (a symlink there is replaced, never
+followed), so two processes never lose each other's changes or leave half a file. A file
+that is not valid JSON is never silently overwritten: it is moved aside first. `locked`
+(held across a refresh's token request) is another lock, one file per server
+(``credentials.json.<hash>.lock``), waited for with polls that yield to the event loop: a
+refresh never holds up another process's writes, nor a refresh of another server.
 """
 
 from __future__ import annotations
 
 import asyncio
 import contextlib
+import errno
 import fcntl
+import hashlib
 import json
 import logging
 import os
@@ -33,15 +39,15 @@ logger = logging.getLogger(__name__)
 CREDENTIALS_FILE = "credentials.json"
 FILE_MODE = 0o600
 DIR_MODE = 0o700
-#: Polling the lock: first and longest pause between tries (another process holds it for
-#: one write, or for one refresh: a token request, bounded by its own timeout).
-_LOCK_POLL_FIRST_S = 0.005
+#: Polling a lock: first and longest pause between tries.
+_LOCK_POLL_FIRST_S = 0.001
 _LOCK_POLL_MAX_S = 0.1
-#: How long `locked` waits for another process's refresh before giving up.
+#: How long `locked` waits for another process's refresh of the same server (one token
+#: request, bounded by its own 30 s timeout) before giving up.
 LOCK_WAIT_S = 60.0
-#: How long a write outside `locked` may hold the event loop waiting for the lock: writes
-#: are milliseconds; only another process's refresh holds it longer.
-_SYNC_LOCK_WAIT_S = 10.0
+#: How long a write may hold the event loop waiting for the write lock: every holder
+#: holds it for one read-modify-write of a small file (milliseconds, an fsync included).
+WRITE_LOCK_WAIT_S = 2.0
 #: Files already warned about (once per process, however many stores read them).
 _warned: set[Path] = set()
 _T = TypeVar("_T")
@@ -78,7 +84,7 @@ class MemoryTokenStore:
 
 
 class CredentialsLocked(OSError):
-    """Another cat-code process held ``credentials.json.lock`` for too long."""
+    """Another cat-code process held a lock on ``credentials.json`` for too long."""
 
 
 class FileTokenStore:
@@ -91,10 +97,11 @@ class FileTokenStore:
 
             path = cat_code_home() / CREDENTIALS_FILE
         self.path = path
+        #: Guards one read-modify-write of the file, nothing longer.
         self.lock_path = path.with_name(path.name + ".lock")
-        #: The lock file's descriptor while this process holds the lock (`locked`).
-        self._held_fd: int | None = None
-        self._in_process = asyncio.Lock()
+        #: One refresh at a time per server within this store (the file lock is for
+        #: other processes and other stores).
+        self._refreshing: dict[str, asyncio.Lock] = {}
 
     # -- the TokenStore protocol ---------------------------------------------------------
 
@@ -118,21 +125,25 @@ class FileTokenStore:
 
     @asynccontextmanager
     async def locked(self, server: str) -> AsyncIterator[None]:
-        """Hold the file lock (one refresh at a time, in every process) without blocking
-        the event loop; writes made inside it use it rather than taking it again."""
-        async with self._in_process:
+        """Hold ``server``'s refresh lock (one refresh of it at a time, in every process),
+        waiting for it without blocking the event loop, at most `LOCK_WAIT_S`."""
+        async with self._refreshing.setdefault(server, asyncio.Lock()):
             self._prepare_folder()
-            fd = self._open_lock()
+            where = self.refresh_lock_path(server)
+            fd = self._open_lock(where)
             try:
-                await _acquire_async(fd, self.lock_path)
-                self._held_fd = fd
+                await _acquire_async(fd, where, LOCK_WAIT_S)
                 try:
                     yield
                 finally:
-                    self._held_fd = None
                     fcntl.flock(fd, fcntl.LOCK_UN)
             finally:
                 os.close(fd)
+
+    def refresh_lock_path(self, server: str) -> Path:
+        """The file `locked` locks for ``server``: its name does not reveal the URL."""
+        digest = hashlib.sha256(server.encode()).hexdigest()[:16]
+        return self.path.with_name(f"{self.path.name}.{digest}.lock")
 
     # -- the file ------------------------------------------------------------------------
 
@@ -145,7 +156,8 @@ class FileTokenStore:
         except OSError as exc:
             self._warn_once(f"{self.path}: cannot read it ({exc.strerror}); ignoring it")
             return _empty()
-        self._fix_mode(self.path, FILE_MODE)
+        if not self.path.is_symlink():  # never chmod what a link points at
+            self._fix_mode(self.path, FILE_MODE)
         data = _parse(text)
         if data is None:
             self._warn_once(f"{self.path} is not valid JSON; ignoring it — sign in again")
@@ -193,12 +205,11 @@ class FileTokenStore:
 
     @contextlib.contextmanager
     def _write_lock(self) -> Iterator[None]:
-        if self._held_fd is not None:  # inside `locked`: this process holds it already
-            yield
-            return
-        fd = self._open_lock()
+        """The write lock, for one read-modify-write (a refresh in progress, here or in
+        another process, holds another lock and never delays this one)."""
+        fd = self._open_lock(self.lock_path)
         try:
-            _acquire_blocking(fd, self.lock_path)
+            _acquire_blocking(fd, self.lock_path, WRITE_LOCK_WAIT_S)
             try:
                 yield
             finally:
@@ -206,9 +217,21 @@ class FileTokenStore:
         finally:
             os.close(fd)
 
-    def _open_lock(self) -> int:
-        fd = os.open(self.lock_path, os.O_RDWR | os.O_CREAT | os.O_CLOEXEC, FILE_MODE)
-        self._fix_mode(self.lock_path, FILE_MODE)
+    def _open_lock(self, path: Path) -> int:
+        flags = os.O_RDWR | os.O_CREAT | os.O_CLOEXEC | os.O_NOFOLLOW
+        try:
+            fd = os.open(path, flags, FILE_MODE)
+        except OSError as exc:
+            if exc.errno != errno.ELOOP:
+                raise
+            # A symlink where a lock file belongs: replace it, never follow it.
+            logger.warning("%s is a symlink; replacing it with a lock file", path)
+            with contextlib.suppress(FileNotFoundError):
+                os.unlink(path)
+            fd = os.open(path, flags, FILE_MODE)
+        with contextlib.suppress(OSError):  # tighten one made by hand or by an old version
+            if stat.S_IMODE(os.fstat(fd).st_mode) != FILE_MODE:
+                os.fchmod(fd, FILE_MODE)
         return fd
 
     def _prepare_folder(self) -> None:
@@ -276,23 +299,32 @@ def _try_lock(fd: int) -> bool:
     return True
 
 
-async def _acquire_async(fd: int, where: Path) -> None:
+async def _acquire_async(fd: int, where: Path, wait: float) -> None:
+    """Take the lock, polling with `asyncio.sleep` between tries, for at most ``wait``."""
     pause = _LOCK_POLL_FIRST_S
-    deadline = time.monotonic() + LOCK_WAIT_S
+    deadline = time.monotonic() + wait
     while not _try_lock(fd):
-        if time.monotonic() >= deadline:
-            raise CredentialsLocked(f"{where} is held by another cat-code for {LOCK_WAIT_S:g} s")
-        await asyncio.sleep(pause)
+        left = deadline - time.monotonic()
+        if left <= 0:
+            raise _held_too_long(where, wait)
+        await asyncio.sleep(min(pause, left))
         pause = min(pause * 2, _LOCK_POLL_MAX_S)
 
 
-def _acquire_blocking(fd: int, where: Path) -> None:
+def _acquire_blocking(fd: int, where: Path, wait: float) -> None:
+    """Take a lock held only for single writes, blocking for at most ``wait``."""
     pause = _LOCK_POLL_FIRST_S
-    deadline = time.monotonic() + _SYNC_LOCK_WAIT_S
+    deadline = time.monotonic() + wait
     while not _try_lock(fd):
-        if time.monotonic() >= deadline:
-            raise CredentialsLocked(
-                f"{where} is held by another cat-code for {_SYNC_LOCK_WAIT_S:g} s"
-            )
-        time.sleep(pause)
+        left = deadline - time.monotonic()
+        if left <= 0:
+            raise _held_too_long(where, wait)
+        time.sleep(min(pause, left))
         pause = min(pause * 2, _LOCK_POLL_MAX_S)
+
+
+def _held_too_long(where: Path, wait: float) -> CredentialsLocked:
+    return CredentialsLocked(
+        f"{where} is held by another cat-code for more than {wait:g} s; "
+        "if no other cat-code is running, try again"
+    )
