@@ -98,7 +98,7 @@ def _login(config: str, home: Path, cwd: Path, *, verbose: bool) -> tuple[int, s
         # The browser: follow the authorization server's redirect to the loopback callback.
         page = httpx2.get(url, follow_redirects=True, timeout=30)
         assert page.status_code == 200
-        assert "Signed in — you can close this tab" in page.text
+        assert "Sign-in finished — you can close this tab" in page.text
         out, _ = process.communicate(timeout=60)
         reader.join(10)
         while (line := errors.get_nowait() if not errors.empty() else None) is not None:

@@ -70,7 +70,7 @@ async def test_the_redirect_is_answered_with_a_page_and_its_query_returned(
             answer = await _get(f"{uri}?code=the-c0de&state=st4te&iss=https%3A%2F%2Fa")
             result = await waiting
         assert answer.status_code == 200
-        assert "Signed in — you can close this tab" in answer.text
+        assert "Sign-in finished — you can close this tab" in answer.text
         assert dict(result) == {"code": "the-c0de", "state": "st4te", "iss": "https://a"}
         assert out.getvalue().startswith(f"Open this URL to sign in to linear:\n{AUTH_URL}\n")
         assert authorizer._browser_thread is not None

@@ -174,9 +174,10 @@ class LoopbackAuthorizer:
                 writer, 200, "Sign-in failed", "Return to the terminal: cat-code says why."
             )
         else:
+            # Not "signed in" yet: the iss check and the token exchange come after this.
             await _answer(
-                writer, 200, "Signed in — you can close this tab", f"cat-code is signed in to "
-                f"{self.name}."
+                writer, 200, "Sign-in finished — you can close this tab",
+                f"Return to the terminal: cat-code finishes signing in to {self.name}.",
             )  # fmt: skip
         if not waiting.done():
             waiting.set_result(query)
