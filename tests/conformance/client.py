@@ -46,7 +46,7 @@ class HeadlessAuthorizer:
     def __init__(self) -> None:
         self._http = httpx2.AsyncClient(follow_redirects=False, timeout=10.0)
 
-    async def redirect_uri(self) -> str:
+    async def redirect_uri(self, preferred: str | None = None) -> str:
         return REDIRECT_URI
 
     async def authorize(self, url: str) -> AuthorizationResponse:

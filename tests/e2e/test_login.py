@@ -179,6 +179,9 @@ def test_sign_in_use_refresh_revoke_and_sign_out(
     code, out, err = _login(config, cat_code_home, tmp_path, verbose=False)
     outputs += [out, err]
     assert code == 0, err
+    # Registered once per authorization server: the second sign-in reused the client
+    # (its callback port was free again).
+    assert _stats(oauth_server)["counts"]["register"] == 1  # type: ignore[index]
     assert run("mcp", "list").returncode == 0
     out_run = run("mcp", "logout", NAME)
     assert (out_run.returncode, out_run.stdout) == (0, f"Signed out of {NAME}.\n")

@@ -161,7 +161,7 @@ class FakeAuthorizer:
         self.state = state
         self.urls: list[str] = []
 
-    async def redirect_uri(self) -> str:
+    async def redirect_uri(self, preferred: str | None = None) -> str:
         return "http://127.0.0.1:8765/callback"
 
     async def authorize(self, url: str) -> dict[str, str]:

@@ -236,3 +236,25 @@ async def test_a_browser_command_that_does_not_exit_never_holds_up_the_sign_in(
         if authorizer._browser_thread is not None:  # it reaps the browser command
             await asyncio.to_thread(authorizer._browser_thread.join, 10)
             assert not authorizer._browser_thread.is_alive()
+
+
+async def test_the_port_registered_before_is_used_again_when_free_else_another() -> None:
+    with socket.socket() as probe:
+        probe.bind(("127.0.0.1", 0))
+        port = probe.getsockname()[1]
+    before = f"http://127.0.0.1:{port}/callback"
+    authorizer, _, _ = _authorizer(open_browser=False)
+    try:
+        assert await authorizer.redirect_uri(before) == before  # the registration stays usable
+    finally:
+        await authorizer.aclose()
+
+    with socket.socket() as taken:
+        taken.bind(("127.0.0.1", port))
+        taken.listen()
+        other, _, _ = _authorizer(open_browser=False)
+        try:
+            uri = await other.redirect_uri(before)
+            assert uri != before and uri.startswith("http://127.0.0.1:")
+        finally:
+            await other.aclose()

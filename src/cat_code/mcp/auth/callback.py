@@ -81,8 +81,18 @@ class LoopbackAuthorizer:
 
     # -- the Authorizer protocol ---------------------------------------------------------
 
-    async def redirect_uri(self) -> str:
-        """Start listening (once) and return ``http://127.0.0.1:PORT/callback``."""
+    async def redirect_uri(self, preferred: str | None = None) -> str:
+        """Start listening (once) and return ``http://127.0.0.1:PORT/callback``: on
+        ``oauth.callbackPort``, else on the port of ``preferred`` (the URI registered
+        before, so the registration is reused) if it is free, else on a free one."""
+        if self._server is None and self.port is None:
+            again = _loopback_port(preferred)
+            if again is not None:
+                try:
+                    self._server = await asyncio.start_server(self._serve, HOST, again)
+                    self.port = again
+                except OSError:
+                    logger.debug("%s: port %s is taken; listening on another", self.name, again)
         if self._server is None:
             try:
                 self._server = await asyncio.start_server(self._serve, HOST, self.port or 0)
@@ -276,3 +286,17 @@ def _open_in_browser(url: str) -> bool:
         return webbrowser.open(url, new=2)  # runs the browser directly, never a shell
     except webbrowser.Error:
         return False
+
+
+def _loopback_port(uri: str | None) -> int | None:
+    """The port of a redirect URI of ours (``http://127.0.0.1:PORT/callback``), else None."""
+    if not uri:
+        return None
+    parts = urlsplit(uri)
+    try:
+        port = parts.port
+    except ValueError:
+        return None
+    if parts.scheme == "http" and parts.hostname == HOST and parts.path == CALLBACK_PATH:
+        return port
+    return None

@@ -163,7 +163,11 @@ async def authorize(
 ) -> Tokens:
     """Sign the person in at ``metadata``'s server and redeem the code for tokens."""
     require_pkce(metadata)
-    redirect_uri = await authorizer.redirect_uri()
+    # The URI registered here before, if any: the same one lets that registration be reused.
+    known = store.registration(metadata.issuer)
+    redirect_uri = await authorizer.redirect_uri(
+        known.redirect_uris[0] if known is not None and known.redirect_uris else None
+    )
     registration = await client_identity(http, metadata, settings, store, redirect_uri, scope)
     pending = PendingAuthorization(
         issuer=metadata.issuer,

@@ -147,8 +147,11 @@ class Authorizer(Protocol):
     """The person's side of the authorization-code flow (a browser and a loopback
     listener, a pasted URL, or a headless test double)."""
 
-    async def redirect_uri(self) -> str:
-        """Get ready (start listening) and return the redirect URI to register and send."""
+    async def redirect_uri(self, preferred: str | None = None) -> str:
+        """Get ready (start listening) and return the redirect URI to register and send.
+
+        ``preferred`` is the redirect URI registered at this authorization server before:
+        using it again (its port free) lets that registration be reused."""
 
     async def authorize(self, url: str) -> AuthorizationResponse:
         """Send the person to ``url`` and return the redirect's query parameters (bounded)."""
