@@ -6,8 +6,10 @@
 # tools/conformance-alpha, unless already there. Runs, one scenario at a time (sse-retry is
 # timing-sensitive; a suite runs its scenarios in parallel):
 #   - on 0.1.16: the four core client scenarios and every auth/* scenario;
-#   - on 0.2.0-alpha.12: auth/iss-*, auth/metadata-issuer-mismatch,
-#     auth/authorization-server-migration and auth/2025-03-26-oauth-metadata-backcompat.
+#   - on 0.2.0-alpha.12: every 2026-07-28 client scenario not about OAuth (tools_call,
+#     request-metadata, http-*-headers, json-schema-*, sep-2322-client-request-state),
+#     auth/iss-*, auth/metadata-issuer-mismatch, auth/authorization-server-migration and
+#     auth/2025-03-26-oauth-metadata-backcompat.
 # Fails on any FAILURE or WARNING, on a scenario that recorded no check at all (the harness
 # passes a client that never connects for `initialize`), or on a missing expected SUCCESS
 # check. The one expected failure: auth/2025-03-26-oauth-metadata-backcompat on 0.1.16, whose
@@ -34,7 +36,13 @@ AUTH=(
   auth/offline-access-not-supported auth/client-credentials-jwt auth/client-credentials-basic
   auth/cross-app-access-complete-flow
 )
+MODERN=(
+  tools_call request-metadata http-standard-headers http-custom-headers
+  http-invalid-tool-headers json-schema-ref-no-deref json-schema-2020-12-preservation
+  sep-2322-client-request-state
+)
 ALPHA=(
+  "${MODERN[@]}"
   auth/iss-supported auth/iss-not-advertised auth/iss-supported-missing auth/iss-wrong-issuer
   auth/iss-unexpected auth/iss-normalized auth/metadata-issuer-mismatch
   auth/authorization-server-migration auth/2025-03-26-oauth-metadata-backcompat

@@ -3,7 +3,9 @@
 ``@modelcontextprotocol/conformance`` starts a mock server per scenario and runs this file
 with the server URL as the last argument and the scenario in ``MCP_CONFORMANCE_SCENARIO``.
 Each scenario runs the real code paths (`McpClient` over `StreamableHttpTransport`) and the
-process exits 0 only if the scenario's actions succeeded. Logs go to stderr.
+process exits 0 only if the scenario's actions succeeded. Logs go to stderr. The client
+picks the protocol era itself: the 0.2.0-alpha harness's 2026-07-28 scenarios (and its
+newer auth scenarios) are spoken to statelessly, through the same `McpClient`.
 
 Every ``auth/*`` scenario runs through `McpAuth` (the OAuth flow the command line uses)
 with a `MemoryTokenStore` and a headless `Authorizer` that GETs the authorization URL
@@ -29,7 +31,6 @@ from cat_code.mcp.auth.provider import McpAuth
 from cat_code.mcp.auth.store import MemoryTokenStore
 from cat_code.mcp.client import McpClient
 from cat_code.mcp.http import StreamableHttpTransport
-from cat_code.mcp.http_pipeline import SEND_TIMEOUTS, HttpPipeline, dumps
 
 logger = logging.getLogger("conformance")
 
@@ -126,65 +127,60 @@ def _expect_success(result: dict[str, Any]) -> None:
     logger.info("tool result: %s", result.get("content"))
 
 
+async def call_every_tool(client: McpClient) -> None:
+    """List the tools and call each one cat-code kept (``http-invalid-tool-headers``: the
+    invalid ones must not even be offered)."""
+    for tool in await client.list_tools():
+        await client.call_tool(tool["name"], {"region": "us-west1"})
+
+
+async def call_listed_tools_once(client: McpClient) -> None:
+    """List the tools and call the first (the standard headers of both methods)."""
+    await call_first_tool(client)
+
+
+async def context_tool_calls(client: McpClient) -> None:
+    """The calls the scenario hands over in ``MCP_CONFORMANCE_CONTEXT``, with its arguments."""
+    await client.list_tools()
+    context = json.loads(os.environ.get("MCP_CONFORMANCE_CONTEXT") or "{}")
+    for call in context.get("toolCalls") or []:
+        _expect_success(await client.call_tool(call["name"], call.get("arguments") or {}))
+
+
+async def echo_schema(client: McpClient) -> None:
+    """Hand the focal tool's inputSchema back through the echo tool, as we hold it."""
+    tools = {t["name"]: t for t in await client.list_tools()}
+    schema = tools["json_schema_2020_12_tool"]["inputSchema"]
+    _expect_success(await client.call_tool("json_schema_echo", {"schema": schema}))
+
+
+async def request_state(client: McpClient) -> None:
+    await client.list_tools()
+    for name in (
+        "test_mrtr_echo_state",
+        "test_mrtr_no_state",
+        "test_mrtr_unrelated",
+        "test_mrtr_no_result_type",
+    ):
+        _expect_success(await client.call_tool(name, {}))
+
+
 SCENARIOS: dict[str, Callable[[McpClient], Awaitable[None]]] = {
     "initialize": initialize,
     "tools_call": tools_call,
     "elicitation-sep1034-client-defaults": elicitation_defaults,
     "sse-retry": sse_retry,
+    # 2026-07-28 (0.2.0-alpha)
+    "request-metadata": initialize,
+    "http-standard-headers": call_listed_tools_once,
+    "http-custom-headers": context_tool_calls,
+    "http-invalid-tool-headers": call_every_tool,
+    "json-schema-ref-no-deref": initialize,
+    "json-schema-2020-12-preservation": echo_schema,
+    "sep-2322-client-request-state": request_state,
 }
-
-
-STATELESS_VERSION = "2026-07-28"
-
-
-async def run_stateless(url: str, auth: McpAuth) -> None:
-    """List the tools and call the first one on the 2026-07-28 stateless wire.
-
-    cat-code's `McpClient` does not speak 2026-07-28 yet (a later issue); the alpha harness
-    runs its newer auth scenarios on that wire, so this thin driver sends the two requests
-    itself, through the same `HttpPipeline` and `McpAuth` the transports use.
-    """
-    pipeline = HttpPipeline(url, name="conformance", auth=auth)
-    await pipeline.open()
-    meta = {
-        "io.modelcontextprotocol/protocolVersion": STATELESS_VERSION,
-        "io.modelcontextprotocol/clientCapabilities": {},
-        "io.modelcontextprotocol/clientInfo": {"name": "cat-code-conformance", "version": "0"},
-    }
-    headers = {
-        **pipeline.base_headers,
-        "accept": "application/json, text/event-stream",
-        "content-type": "application/json",
-        "mcp-protocol-version": STATELESS_VERSION,
-    }
-
-    async def call(ident: int, method: str, params: dict[str, Any]) -> Any:
-        message = {
-            "jsonrpc": "2.0",
-            "id": ident,
-            "method": method,
-            "params": {**params, "_meta": meta},
-        }
-        response = await pipeline.send(
-            "POST", headers, dumps(message), extensions=SEND_TIMEOUTS, what=method
-        )
-        try:
-            if response.status_code != 200:
-                raise await pipeline.status_error(response, method)
-            body = await pipeline.read_json(response, method)
-        finally:
-            await response.aclose()
-        if "error" in body:
-            raise RuntimeError(f"{method}: {body['error']}")
-        return body["result"]
-
-    try:
-        tools = (await call(1, "tools/list", {})).get("tools") or []
-        if tools:
-            result = await call(2, "tools/call", {"name": tools[0]["name"], "arguments": {}})
-            _expect_success(result)
-    finally:
-        await pipeline.aclose()
+#: Scenarios whose server asks for input: the form is accepted with its defaults.
+ELICITING = {"elicitation-sep1034-client-defaults", "sep-2322-client-request-state"}
 
 
 async def run(scenario: str, url: str) -> None:
@@ -199,24 +195,15 @@ async def run(scenario: str, url: str) -> None:
         )
     else:
         action = SCENARIOS[scenario]
-    if auth is not None and os.environ.get("MCP_CONFORMANCE_PROTOCOL_VERSION") == STATELESS_VERSION:
-        try:
-            async with asyncio.timeout(OVERALL_TIMEOUT_S):
-                await run_stateless(url, auth)
-        finally:
-            await auth.aclose()
-            if authorizer is not None:
-                await authorizer.aclose()
-        return
     client = McpClient(
         StreamableHttpTransport(url, name=scenario, auth=auth),
         name=scenario,
-        elicitation_handler=accept_with_defaults if scenario.startswith("elicitation") else None,
+        elicitation_handler=accept_with_defaults if scenario in ELICITING else None,
     )
     try:
         async with asyncio.timeout(OVERALL_TIMEOUT_S):
             await client.connect()
-            logger.info("connected: protocol %s", client.protocol_version)
+            logger.info("connected: protocol %s (%s)", client.protocol_version, client.era)
             await action(client)
     finally:
         await client.close()

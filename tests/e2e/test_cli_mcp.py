@@ -174,7 +174,10 @@ def test_verbose_logging_shows_the_mcp_traffic_and_not_asyncios_selector(
 ) -> None:
     run = cat_code("-v", "--mcp-config", echo_config, "mcp", "list", cwd=tmp_path)
     assert run.returncode == 0
-    assert 'echo → {"jsonrpc":"2.0","id":1,"method":"initialize"' in run.stderr
+    # The era probe goes first; the echo server knows only the handshake.
+    assert 'echo → {"jsonrpc":"2.0","id":1,"method":"server/discover"' in run.stderr
+    assert "echo: era handshake (error -32601)" in run.stderr
+    assert 'echo → {"jsonrpc":"2.0","id":2,"method":"initialize"' in run.stderr
     assert '"method":"tools/list"' in run.stderr
     assert "Using selector" not in run.stderr
 
@@ -444,3 +447,18 @@ def test_everything_server_rejects_bad_arguments_with_exit_1(
         '{"a": "not a number"}', cwd=tmp_path,
     )  # fmt: skip
     assert run.returncode == 1
+
+
+# -- against mcp-server-time (the `mcp` SDK over stdio, 2026-07-28) ---------------------
+
+
+def test_mcp_server_time_lists_as_a_modern_server(tmp_path: Path) -> None:
+    exe = Path(sys.executable).parent / "mcp-server-time"
+    if not exe.exists():
+        pytest.skip("mcp-server-time is not installed in this environment")
+    config = config_file(tmp_path / "time.json", {"time": {"command": str(exe)}})
+    run = cat_code("--mcp-config", config, "mcp", "list", "--json", cwd=tmp_path)
+    assert run.returncode == 0, run.stderr
+    (status,) = json.loads(run.stdout)
+    assert status["state"] == "CONNECTED"
+    assert (status["protocolVersion"], status["era"]) == ("2026-07-28", "modern")

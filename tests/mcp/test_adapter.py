@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 import logging
 import re
 from typing import Any, cast
@@ -419,3 +420,36 @@ def test_a_taken_name_already_cut_to_64_characters_still_finds_a_free_one() -> N
     first_try = assign_names(server, ["echo"], taken={plain})["echo"]
     names = assign_names(server, ["echo"], taken={plain, first_try})
     assert names["echo"] not in {plain, first_try} and len(names["echo"]) <= MAX_NAME_LENGTH
+
+
+# -- schemas pass through ------------------------------------------------------------------
+
+
+async def test_a_2020_12_input_schema_reaches_the_provider_boundary_byte_identical() -> None:
+    from cat_code.agent.providers.schema import object_schema
+
+    schema = {
+        "$schema": "https://json-schema.org/draft/2020-12/schema",
+        "type": "object",
+        "$defs": {"id": {"$anchor": "ident", "type": "string", "pattern": "^[a-z]+$"}},
+        "properties": {
+            "id": {"$ref": "#/$defs/id"},
+            "profile": {"$ref": "https://example.invalid/profile.json"},
+            "kind": {"if": {"const": "a"}, "then": {"minLength": 1}, "else": {"maxLength": 9}},
+        },
+        "anyOf": [{"required": ["id"]}, {"required": ["profile"]}],
+        "additionalProperties": False,
+        "x-unknown-keyword": {"kept": True},
+    }
+    sent = json.dumps(schema, sort_keys=False)
+    wire = {"name": "lookup", "inputSchema": json.loads(sent)}
+    fake = FakeTransport(
+        {"server/discover": lambda p: {"supportedVersions": ["2026-07-28"]}}, tools=[wire]
+    )
+    client = McpClient(fake, name="srv")
+    await client.connect(timeout=5)
+    (listed,) = await client.list_tools()
+    tool = McpTool(Direct(client), listed, registered_name("srv", "lookup"))
+    assert json.dumps(tool.input_schema, sort_keys=False) == sent
+    object_schema(tool.input_schema)  # what a provider adapts is a copy
+    assert json.dumps(tool.input_schema, sort_keys=False) == sent

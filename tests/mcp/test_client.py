@@ -21,8 +21,12 @@ from cat_code.mcp.errors import (
     TransportClosed,
 )
 
+#: These tests are about the handshake era: pinning it skips the era probe.
+HANDSHAKE = "2025-11-25"
+
 
 async def connected(fake: FakeTransport, **kwargs: Any) -> McpClient:
+    kwargs.setdefault("protocol_version", HANDSHAKE)
     client = McpClient(fake, name="fake", **kwargs)
     await client.connect(timeout=5)
     return client
@@ -556,7 +560,7 @@ async def test_closing_during_a_renewal_fails_the_waiting_calls_as_closed_not_ca
 
 async def test_a_handshake_that_fails_after_the_session_was_given_still_ends_it() -> None:
     fake = FakeTransport(sessions=True, version="1999-01-01")
-    client = McpClient(fake)
+    client = McpClient(fake, protocol_version=HANDSHAKE)
     with pytest.raises(ProtocolError):
         await client.connect(timeout=5)
     await client.close()

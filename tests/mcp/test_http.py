@@ -58,6 +58,8 @@ from cat_code.tools.registry import ToolRegistry
 
 SECRET = "s3cr3t-header-value"
 Connect = Callable[..., Awaitable[McpClient]]
+#: Tests of the handshake era pin it: no era probe.
+HANDSHAKE = "2025-11-25"
 
 
 @pytest.fixture
@@ -95,7 +97,7 @@ async def test_requests_carry_the_protocol_headers_session_and_version_after_ini
     connect: Connect,
 ) -> None:
     async with McpPeer() as peer:
-        client = await connect(peer.url, headers={"X-Api-Key": SECRET})
+        client = await connect(peer.url, headers={"X-Api-Key": SECRET}, protocol_version=HANDSHAKE)
         await client.call_tool("echo", {"text": "hi"})
         await client.close()
 
@@ -245,7 +247,7 @@ async def test_an_expired_session_starts_a_new_one_and_retries_the_request_once(
     connect: Connect,
 ) -> None:
     async with ExpiringPeer() as peer:
-        client = await connect(peer.url)
+        client = await connect(peer.url, protocol_version=HANDSHAKE)
         assert text_of(await client.call_tool("echo", {"text": "1"})) == "echo: 1"
         assert text_of(await client.call_tool("echo", {"text": "2"})) == "echo: 2"
         assert client.session.session_id == "session-2"
@@ -943,22 +945,26 @@ async def test_the_sdk_server_answers_in_every_mode(
     assert {"echo", "add", "big", "count", "ask"} <= names
     assert text_of(await client.call_tool("echo", {"text": "hi"})) == "echo: hi"
     assert text_of(await client.call_tool("add", {"a": 5, "b": 3})) == "8.0"
-    session = client.session.session_id
-    assert (session is None) == (mode == "stateless")
+    # The SDK server speaks both eras: cat-code picks the stateless one, in every mode.
+    assert client.era == "modern"
+    assert client.protocol_version == "2026-07-28"
+    assert client.server_info.get("name") == "sdk-test-server"
 
 
 async def test_elicitation_inside_the_sdk_servers_call_stream_is_answered_by_the_handler(
     connect: Connect, sdk_urls: dict[str, str]
 ) -> None:
     # (In JSON mode the SDK server has no channel for server requests: SSE mode only.)
-    client = await connect(sdk_urls["sse"], elicitation_handler=accept_person)
+    client = await connect(
+        sdk_urls["sse"], elicitation_handler=accept_person, protocol_version=HANDSHAKE
+    )
     assert text_of(await client.call_tool("ask", {})) == "hello Ada, 36"
 
 
 async def test_without_an_elicitation_handler_the_sdk_servers_request_is_refused(
     connect: Connect, sdk_urls: dict[str, str]
 ) -> None:
-    client = await connect(sdk_urls["sse"])
+    client = await connect(sdk_urls["sse"], protocol_version=HANDSHAKE)
     # The server relays our -32601 refusal as the call's error.
     with pytest.raises(McpError, match="elicitation/create") as caught:
         await client.call_tool("ask", {})

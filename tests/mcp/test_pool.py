@@ -148,6 +148,7 @@ async def test_status_reports_every_field_of_a_connected_server() -> None:
         "target": f"{sys.executable} {ECHO_SERVER}",
         "error": None,
         "protocolVersion": "2025-11-25",
+        "era": "handshake",
         "stderrTail": [],
         "serverInfo": {"name": "cat-code-example-echo", "version": "1.0.0"},
     }

@@ -190,14 +190,15 @@ async def test_when_the_fallback_fails_too_the_error_names_both_attempts(
     text = str(caught.value)
     assert "HTTP 404 Not Found to initialize" in text
     assert "the legacy HTTP+SSE transport failed too: HTTP 404" in text
-    assert [s.method for s in peer.seen] == ["POST", "GET"]
+    # The era probe, initialize, then the legacy transport's GET.
+    assert [s.method for s in peer.seen] == ["POST", "POST", "GET"]
 
 
 async def test_a_500_to_initialize_does_not_trigger_the_fallback(connect: Connect) -> None:
     async with StatusOnlyPeer(500) as peer:
         with pytest.raises(HttpStatusError, match="HTTP 500"):
             await connect(**typeless(peer.url))
-    assert [s.method for s in peer.seen] == ["POST"]
+    assert [s.method for s in peer.seen] == ["POST", "POST"]  # the era probe, initialize
 
 
 async def test_a_streamable_http_server_is_used_as_is_by_the_fallback_transport(

@@ -22,6 +22,7 @@ import logging
 import math
 from collections.abc import Awaitable, Callable
 from dataclasses import replace
+from pathlib import Path
 from typing import Any, TypeGuard, cast
 
 from cat_code.mcp.deadlines import MAX_TIMEOUT_WITH_PROGRESS, Deadlines
@@ -36,6 +37,14 @@ from cat_code.mcp.errors import (
     TransportError,
 )
 from cat_code.mcp.session import SUPPORTED_VERSIONS, HandshakeSession, Session
+from cat_code.mcp.session.detect import EraMemory, open_session
+from cat_code.mcp.session.modern import (
+    HEADER_MISMATCH,
+    MISSING_CAPABILITY,
+    UNSUPPORTED_VERSION,
+    StatelessSession,
+    result_type,
+)
 from cat_code.mcp.transport import JsonObject, RequestContext, Transport
 from cat_code.mcp.wire import CallToolResult, ToolDefinition
 
@@ -51,6 +60,9 @@ MAX_RELISTS = 3
 METHOD_NOT_FOUND = -32601
 INVALID_PARAMS = -32602
 INTERNAL_ERROR = -32603
+#: How many times one request may come back asking for input (2026-07-28 multi-round
+#: requests) before it fails: a server asking for ever must not hold a call for ever.
+MAX_INPUT_ROUNDS = 8
 #: ``-v`` logs every message, cut to this many characters.
 TRACE_CHARS = 2000
 
@@ -81,6 +93,8 @@ class McpClient:
         on_tools_changed: Callable[[], None] | None = None,
         on_lost: Callable[[str], None] | None = None,
         fallback: Callable[[], Transport] | None = None,
+        protocol_version: str | None = None,
+        era_memory: EraMemory | None = None,
     ) -> None:
         self._transport = transport
         self.name = name
@@ -89,6 +103,11 @@ class McpClient:
         self.on_tools_changed = on_tools_changed
         self.on_lost = on_lost
         self.session: Session = HandshakeSession(fallback=fallback)
+        #: The session, when it is a stateless (2026-07-28) one: requests are decorated.
+        self._modern: StatelessSession | None = None
+        self._fallback = fallback
+        self._pinned_version = protocol_version
+        self._era_memory = era_memory
         #: Why the connection ended by itself (a stdio child exited, ...), once it has.
         self.closed_reason: str | None = None
         self._ids = itertools.count(1)
@@ -96,6 +115,8 @@ class McpClient:
         #: progress token → (the caller's handler, the request id, its timeout)
         self._progress: dict[Any, tuple[ProgressHandler, int, float]] = {}
         self._tools: list[ToolDefinition] | None = None
+        #: Event-loop time until which the cached tool list is fresh (a modern ``ttlMs``).
+        self._tools_fresh_until = math.inf
         #: Bumped by every tools/list_changed, so a listing in flight knows it is stale.
         self._tools_generation = 0
         self._background: set[asyncio.Task[Any]] = set()
@@ -111,6 +132,11 @@ class McpClient:
     def transport(self) -> Transport:
         """The transport in use (a type-less URL may have fallen back to legacy SSE)."""
         return self._transport
+
+    @property
+    def era(self) -> str:
+        """``modern`` (2026-07-28, stateless) or ``handshake``."""
+        return self.session.era
 
     @property
     def protocol_version(self) -> str | None:
@@ -144,11 +170,22 @@ class McpClient:
                 if not self._started:
                     await self._transport.start(self._on_message, self._on_close)
                     self._started = True
-                await self.session.open(self, self._capabilities())
+                await open_session(
+                    self,
+                    self._capabilities(),
+                    pinned=self._pinned_version,
+                    memory=self._era_memory,
+                    fallback=self._fallback,
+                    adopt=self._adopt,
+                )
         except TimeoutError:
             if not deadline.expired():  # the transport's own TimeoutError, not our limit
                 raise
             raise RequestTimeout(f"no answer to initialize within {timeout:g} s") from None
+
+    def _adopt(self, session: Session) -> None:
+        self.session = session
+        self._modern = session if isinstance(session, StatelessSession) else None
 
     async def close(self) -> None:
         """End the session (bounded) and close the transport. Idempotent."""
@@ -207,12 +244,102 @@ class McpClient:
         A request issued while the session is being renewed waits for the new one; a
         request that finds the session expired renews it (once for all) and is retried once.
         """
+        if self._modern is not None:
+            return await self._stateless_request(method, params, timeout, progress)
         if self._renewal is not None:
             await self._await_renewal(method, timeout)
         try:
             return await self._timed_request(method, params, timeout, progress)
         except _Expired as exc:
             return await self._in_new_session(exc, method, params, timeout, progress)
+
+    async def _stateless_request(
+        self,
+        method: str,
+        params: JsonObject | None,
+        timeout: float | None,
+        progress: ProgressHandler | None,
+    ) -> Any:
+        """A 2026-07-28 request with the retries its answers may ask for: another version
+        (-32022, once), headers that mismatched a changed tool (-32020: list the tools
+        again, once), and input (``input_required``: bounded rounds, each a new id)."""
+        session = self._modern
+        assert session is not None
+        retried: set[int] = set()
+        rounds = 0
+        while True:
+            try:
+                result = await self._timed_request(method, params, timeout, progress)
+            except McpError as exc:
+                if exc.code in retried:
+                    raise
+                retried.add(exc.code)
+                if exc.code == UNSUPPORTED_VERSION:
+                    mutual = session.mutual_version(exc.data)
+                    if mutual is None:
+                        raise McpError(
+                            exc.code,
+                            f"server '{self.name}' supports none of the protocol versions "
+                            f"cat-code speaks ({exc.message})",
+                            exc.data,
+                        ) from exc
+                    logger.info("%s: the server asked for protocol %s", self.name, mutual)
+                    session.use_version(mutual)
+                    continue
+                if exc.code == HEADER_MISMATCH:
+                    logger.info("%s: %s; listing the tools again", self.name, exc.message)
+                    if method == "tools/call":
+                        await self.list_tools(refresh=True)
+                    continue
+                if exc.code == MISSING_CAPABILITY:
+                    raise McpError(
+                        exc.code,
+                        f"server '{self.name}' needs a client capability cat-code does not "
+                        f"offer: {_missing_capability(exc.data)} ({exc.message})",
+                        exc.data,
+                    ) from exc
+                raise
+            if result_type(result) == "complete":
+                return result
+            rounds += 1
+            if rounds > MAX_INPUT_ROUNDS:
+                raise ProtocolError(
+                    f"{method}: server '{self.name}' still asked for input after "
+                    f"{MAX_INPUT_ROUNDS} rounds"
+                )
+            params = await self._with_inputs(params, result)
+
+    async def _with_inputs(self, params: JsonObject | None, result: JsonObject) -> JsonObject:
+        """The retry's params: the inputs the server asked for, its ``requestState`` as is."""
+        retry = {
+            k: v for k, v in (params or {}).items() if k not in ("inputResponses", "requestState")
+        }
+        requests = result.get("inputRequests")
+        if isinstance(requests, dict) and requests:
+            retry["inputResponses"] = {
+                key: await self._input_for(request) for key, request in requests.items()
+            }
+        if "requestState" in result:
+            retry["requestState"] = result["requestState"]
+        return retry
+
+    async def _input_for(self, request: Any) -> JsonObject:
+        """One input a server asked for: a form through the elicitation handler, the roots
+        (the working directory); anything else, or no handler, is declined."""
+        method = request.get("method") if isinstance(request, dict) else None
+        params = request.get("params") if isinstance(request, dict) else None
+        params = params if isinstance(params, dict) else {}
+        if method == "elicitation/create" and self.elicitation_handler is not None:
+            try:
+                return await self.elicitation_handler(params)
+            except Exception as exc:  # a boundary: the handler is the user's
+                logger.warning("%s: elicitation handler failed: %s", self.name, exc)
+                return {"action": "cancel"}
+        if method == "roots/list":
+            cwd = Path.cwd()
+            return {"roots": [{"uri": cwd.as_uri(), "name": cwd.name}]}
+        logger.debug("%s: declining the server's %s input request", self.name, method)
+        return {"action": "decline"}
 
     async def _in_new_session(
         self,
@@ -307,10 +434,14 @@ class McpClient:
             params = dict(params or {})
             params["_meta"] = {**params.get("_meta", {}), "progressToken": token}
             self._progress[token] = (progress, request_id, limit)
+        modern = self._modern
+        if modern is None:
+            context = self.session.context
+        else:
+            params, context = modern.prepare(method, params)
         message: JsonObject = {"jsonrpc": "2.0", "id": request_id, "method": method}
         if params is not None:
             message["params"] = params
-        context = self.session.context
         deadline = self._deadlines.start(request_id, limit)
         self._trace("→", message)
         try:
@@ -322,6 +453,10 @@ class McpClient:
             self._cancel_remote(request_id, "cancelled by the user")
             raise
         except HttpStatusError as exc:
+            error = exc.rpc_error
+            if modern is not None and error is not None:
+                # A 2026-07-28 server answers protocol errors with a 4xx and the error.
+                raise _rpc_error(error) from exc
             if self.session.expired(exc, context):
                 raise _Expired(
                     f"the server no longer knows this session ({exc}); a new session is needed",
@@ -335,6 +470,10 @@ class McpClient:
                 self._deadlines.finish(request_id)
             if token is not None:
                 del self._progress[token]
+        if modern is not None:
+            result = _result_of(response)
+            modern.observe(result)
+            return result
         return _result_of(response)
 
     @staticmethod
@@ -355,6 +494,8 @@ class McpClient:
         )
 
     def _cancel_remote(self, request_id: int, reason: str) -> None:
+        if self._modern is not None and self._transport.kind == "http":
+            return  # 2026-07-28 HTTP: abandoning the request closed its stream; that is the cancel
         note = {
             "jsonrpc": "2.0",
             "method": "notifications/cancelled",
@@ -374,7 +515,8 @@ class McpClient:
 
     async def list_tools(self, *, refresh: bool = False) -> list[ToolDefinition]:
         """Every tool over every page; cached until refreshed or the server reports a change."""
-        if self._tools is not None and not refresh:
+        fresh = self._tools_fresh_until > asyncio.get_running_loop().time()
+        if self._tools is not None and not refresh and fresh:
             return self._tools
         tools: list[ToolDefinition] = []
         for _ in range(MAX_RELISTS):
@@ -389,15 +531,20 @@ class McpClient:
     async def _list_every_page(self) -> list[ToolDefinition]:
         tools: list[ToolDefinition] = []
         cursor: Any = None
+        ttl = math.inf
         for _ in range(MAX_LIST_PAGES):
             # An empty-string cursor is a cursor (2026 spec: MUST NOT be taken as the end).
             params = {"cursor": cursor} if cursor is not None else None
             result = await self.request("tools/list", params)
             if not isinstance(result, dict) or not isinstance(result.get("tools"), list):
                 raise ProtocolError("tools/list result has no 'tools' array")
-            tools.extend(t for t in result["tools"] if _valid_tool(t, self.name))
+            page = [t for t in result["tools"] if _valid_tool(t, self.name)]
+            tools.extend(self.session.accept_tools(page))  # type: ignore[arg-type]
+            if self._modern is not None:
+                ttl = min(ttl, _ttl_s(result))
             cursor = result.get("nextCursor")
             if cursor is None:
+                self._tools_fresh_until = asyncio.get_running_loop().time() + ttl
                 return tools
         raise ProtocolError(f"tools/list did not end after {MAX_LIST_PAGES} pages")
 
@@ -412,12 +559,15 @@ class McpClient:
         """Call a tool by its original name and return the wire ``CallToolResult``."""
         params = {"name": name, "arguments": arguments or {}}
         # `request` inlined: one coroutine less per call on the hottest path (~0.8 µs).
-        if self._renewal is not None:
-            await self._await_renewal("tools/call", timeout)
-        try:
-            result = await self._timed_request("tools/call", params, timeout, progress)
-        except _Expired as exc:
-            result = await self._in_new_session(exc, "tools/call", params, timeout, progress)
+        if self._modern is not None:
+            result = await self._stateless_request("tools/call", params, timeout, progress)
+        else:
+            if self._renewal is not None:
+                await self._await_renewal("tools/call", timeout)
+            try:
+                result = await self._timed_request("tools/call", params, timeout, progress)
+            except _Expired as exc:
+                result = await self._in_new_session(exc, "tools/call", params, timeout, progress)
         if not isinstance(result, dict):
             raise ProtocolError("tools/call result is not an object")
         # Where call results cross into our code: an object is taken as one (the adapter
@@ -535,6 +685,32 @@ def _result_of(response: JsonObject) -> Any:
     if "result" not in response:
         raise ProtocolError("response has neither 'result' nor 'error'")
     return response["result"]
+
+
+def _rpc_error(error: JsonObject) -> McpError:
+    code = error.get("code")
+    return McpError(
+        code if isinstance(code, int) else INTERNAL_ERROR,
+        str(error.get("message", "unknown error")),
+        error.get("data"),
+    )
+
+
+def _ttl_s(result: JsonObject) -> float:
+    """How long a 2026-07-28 list result stays fresh: ``ttlMs``; absent or negative is 0."""
+    ttl = result.get("ttlMs")
+    if isinstance(ttl, bool) or not isinstance(ttl, int | float) or not ttl > 0:
+        return 0.0
+    return float(ttl) / 1000
+
+
+def _missing_capability(data: Any) -> str:
+    """What a -32021's ``data`` says is missing, as well as it says it."""
+    if isinstance(data, dict):
+        for key in ("missing", "required", "capabilities", "capability"):
+            if key in data:
+                return json.dumps(data[key])[:200]
+    return json.dumps(data)[:200] if data is not None else "(not named)"
 
 
 def _valid_tool(tool: Any, server: str) -> TypeGuard[ToolDefinition]:

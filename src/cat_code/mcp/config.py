@@ -28,6 +28,14 @@ if TYPE_CHECKING:  # imported when an entry has an ``oauth`` block: stdio runs n
     from cat_code.mcp.auth.types import OAuthSettings
 
 TRANSPORT_TYPES: tuple[str, ...] = ("stdio", "http", "sse")
+#: What an entry's ``protocolVersion`` may pin (the stateless era first, then handshake).
+PROTOCOL_VERSIONS: tuple[str, ...] = (
+    "2026-07-28",
+    "2025-11-25",
+    "2025-06-18",
+    "2025-03-26",
+    "2024-11-05",
+)
 DEFAULT_REQUEST_TIMEOUT_MS = 30_000
 DEFAULT_STARTUP_TIMEOUT_MS = 30_000
 
@@ -44,6 +52,7 @@ _KNOWN_FIELDS = frozenset(
         "startupTimeoutMs",
         "disabled",
         "oauth",
+        "protocolVersion",
         # Accepted for compatibility with other hosts' files; not used by cat-code.
         "description",
         "alwaysAllow",
@@ -64,6 +73,8 @@ class _ServerEntry:
     request_timeout_s: float = DEFAULT_REQUEST_TIMEOUT_MS / 1000
     startup_timeout_s: float = DEFAULT_STARTUP_TIMEOUT_MS / 1000
     disabled: bool = False
+    #: A protocol version the server is known to speak: no era probe (None: detect).
+    protocol_version: str | None = None
     #: The command line or URL as written, before ``${VAR}`` expansion: what status shows,
     #: so a secret passed through a variable never reaches a terminal or a log.
     display_target: str = ""
@@ -328,6 +339,12 @@ def parse_entry(
     request_timeout_s = get_ms("requestTimeoutMs", DEFAULT_REQUEST_TIMEOUT_MS)
     startup_timeout_s = get_ms("startupTimeoutMs", DEFAULT_STARTUP_TIMEOUT_MS)
     oauth = _parse_oauth(raw.get("oauth"), env, where, cwd=Path.cwd())
+    protocol_version = get_str("protocolVersion")
+    if protocol_version is not None and protocol_version not in PROTOCOL_VERSIONS:
+        raise ConfigError(
+            f"{where}: unknown 'protocolVersion' {protocol_version!r} "
+            f"(expected one of {', '.join(PROTOCOL_VERSIONS)})"
+        )
     if kind == "stdio":
         assert command  # checked above; tells the type checker too
         if oauth is not None:
@@ -342,6 +359,7 @@ def parse_entry(
             request_timeout_s=request_timeout_s,
             startup_timeout_s=startup_timeout_s,
             disabled=disabled,
+            protocol_version=protocol_version,
             display_target=_guess_target(raw),
         )
     assert url  # checked above
@@ -356,6 +374,7 @@ def parse_entry(
         request_timeout_s=request_timeout_s,
         startup_timeout_s=startup_timeout_s,
         disabled=disabled,
+        protocol_version=protocol_version,
         display_target=_guess_target({"url": raw.get("url")}),
     )
 

@@ -59,13 +59,22 @@ class HttpStatusError(TransportError):
     """An HTTP answer had a status or content type the protocol does not allow here.
 
     ``detail`` is the start of the body (a JSON-RPC error's message when it is one), so a
-    layer above can tell answers apart without the transport knowing what they mean.
+    layer above can tell answers apart without the transport knowing what they mean;
+    ``rpc_error`` is the JSON-RPC error object the body held, if it held one (a 2026-07-28
+    server answers its protocol errors with HTTP 400 and such a body).
     """
 
-    def __init__(self, message: str, status_code: int, detail: str = "") -> None:
+    def __init__(
+        self,
+        message: str,
+        status_code: int,
+        detail: str = "",
+        rpc_error: dict[str, Any] | None = None,
+    ) -> None:
         super().__init__(message)
         self.status_code = status_code
         self.detail = detail
+        self.rpc_error = rpc_error
 
 
 class AuthenticationRequired(HttpStatusError):

@@ -261,14 +261,14 @@ class HttpPipeline:
     async def status_error(self, response: httpx2.Response, what: str) -> HttpStatusError:
         """The error for an answer whose status the caller cannot use (body excerpt kept)."""
         status = response.status_code
-        excerpt = await read_excerpt(response)
+        excerpt, rpc_error = await read_excerpt_and_error(response)
         reason = f" {response.reason_phrase}" if response.reason_phrase else ""
         text = f": {excerpt}" if excerpt else ""
         if status in (301, 302, 303):
             text += f" (redirect to {self._location(response)} not followed)"
         if status == 202:
             text = ": the server accepted the request but sent no answer"
-        return HttpStatusError(f"HTTP {status}{reason} to {what}{text}", status, excerpt)
+        return HttpStatusError(f"HTTP {status}{reason} to {what}{text}", status, excerpt, rpc_error)
 
     def _location(self, response: httpx2.Response) -> str:
         try:
@@ -367,6 +367,11 @@ def excerpt_text(body: bytes | str) -> str:
 
 async def read_excerpt(response: httpx2.Response) -> str:
     """The start of an unexpected body, a JSON-RPC error's message when it is one."""
+    return (await read_excerpt_and_error(response))[0]
+
+
+async def read_excerpt_and_error(response: httpx2.Response) -> tuple[str, dict[str, Any] | None]:
+    """`read_excerpt`, and the JSON-RPC error object the body is, if it is one."""
     chunks = bytearray()
     try:
         async for chunk in response.aiter_bytes():
@@ -379,11 +384,11 @@ async def read_excerpt(response: httpx2.Response) -> str:
     try:
         data = json.loads(body)
     except ValueError:
-        return excerpt_text(body)
+        return excerpt_text(body), None
     error = data.get("error") if isinstance(data, dict) else None
     if isinstance(error, dict) and "message" in error:
-        return excerpt_text(f"{error.get('message')} (JSON-RPC {error.get('code')})")
-    return excerpt_text(body)
+        return excerpt_text(f"{error.get('message')} (JSON-RPC {error.get('code')})"), error
+    return excerpt_text(body), None
 
 
 def _connect_failure(exc: httpx2.ConnectError, where: str) -> str:

@@ -34,8 +34,10 @@ from cat_code.mcp.config import (
     McpConfig,
     ServerConfig,
     StdioServerConfig,
+    cat_code_home,
 )
 from cat_code.mcp.errors import McpClientError, TransportClosed
+from cat_code.mcp.session.detect import ERAS_FILE, EraMemory
 from cat_code.mcp.transport import Transport
 from cat_code.mcp.wire import CallToolResult, ToolDefinition
 from cat_code.tools.base import ProgressCallback
@@ -83,6 +85,8 @@ class ServerStatus:
     target: str
     error: str | None = None
     protocol_version: str | None = None
+    #: ``modern`` (2026-07-28, stateless) or ``handshake``, once connected.
+    era: str | None = None
     stderr_tail: list[str] = field(default_factory=list)
     server_info: dict[str, Any] = field(default_factory=dict)
 
@@ -95,6 +99,7 @@ class ServerStatus:
             "target": self.target,
             "error": self.error,
             "protocolVersion": self.protocol_version,
+            "era": self.era,
             "stderrTail": self.stderr_tail,
             "serverInfo": self.server_info,
         }
@@ -249,6 +254,8 @@ class McpServer:
                     on_tools_changed=self._tools_changed,
                     on_lost=self._lost,
                     fallback=legacy_fallback(self.config, auth=auth),
+                    protocol_version=self.config.protocol_version,
+                    era_memory=self._pool.era_memory,
                 )
                 self._client = client
                 startup = self.config.startup_timeout_s
@@ -332,6 +339,7 @@ class McpServer:
             target=self.config.target,
             error=self.error if explained else None,
             protocol_version=client.protocol_version if client is not None else None,
+            era=client.era if client is not None and client.protocol_version else None,
             stderr_tail=client.transport.diagnostics() if failed and client is not None else [],
             server_info=client.server_info if client is not None else {},
         )
@@ -356,8 +364,13 @@ class McpPool:
         transport_factory: TransportFactory = default_transport,
         auth_factory: AuthFactory | None = None,
         token_store: TokenStore | None = None,
+        era_memory: EraMemory | None = None,
     ) -> None:
         self.config = config
+        #: Protocol eras remembered across runs (``$CAT_CODE_HOME/eras.json``).
+        self.era_memory = (
+            EraMemory(cat_code_home() / ERAS_FILE) if era_memory is None else era_memory
+        )
         self.elicitation_handler = elicitation_handler
         self.transport_factory = transport_factory
         self._auth_factory = auth_factory

@@ -18,7 +18,7 @@ import asyncio
 import contextlib
 import logging
 from collections.abc import Callable, Mapping
-from typing import Any, Protocol
+from typing import TYPE_CHECKING, Any, Literal
 
 from cat_code import __version__
 from cat_code.mcp.errors import (
@@ -29,6 +29,9 @@ from cat_code.mcp.errors import (
     ProtocolError,
 )
 from cat_code.mcp.transport import NO_CONTEXT, JsonObject, RequestContext, Transport
+
+if TYPE_CHECKING:
+    from cat_code.mcp.session import Link
 
 logger = logging.getLogger(__name__)
 
@@ -44,52 +47,10 @@ FALLBACK_STATUSES = frozenset({400, 404, 405})
 LISTEN_OPEN_WAIT_S = 2.0
 
 
-class Link(Protocol):
-    """What a session uses of its client."""
-
-    name: str
-
-    @property
-    def transport(self) -> Transport: ...
-
-    async def exchange(self, method: str, params: JsonObject, context: RequestContext) -> Any:
-        """One request with no timeout or renewal of its own; its result."""
-
-    async def notify(self, method: str, context: RequestContext) -> None:
-        """One notification."""
-
-    async def switch_transport(self, transport: Transport) -> None:
-        """Close the current transport and start ``transport`` in its place."""
-
-    def renew_soon(self) -> None:
-        """Start renewing the session in the background (unless a renewal is under way)."""
-
-
-class Session(Protocol):
-    """What the client needs from an era's session."""
-
-    version: str | None
-    server_info: JsonObject
-    server_capabilities: JsonObject
-    instructions: str | None
-    #: What every request after opening carries (HTTP headers of the era).
-    context: RequestContext
-
-    async def open(self, link: Link, capabilities: JsonObject) -> None:
-        """Make the connection usable (a handshake, or none at all)."""
-
-    def expired(self, exc: HttpStatusError, sent: RequestContext) -> bool:
-        """Whether ``exc``, answering a request sent with ``sent``, means: renew, then retry."""
-
-    async def renew(self, link: Link, capabilities: JsonObject) -> None:
-        """Replace an expired session."""
-
-    async def close(self, link: Link) -> None:
-        """Tell the server we are done (bounded, never raises for the server's sake)."""
-
-
 class HandshakeSession:
     """The handshake era's state for one connection (see the module docstring)."""
+
+    era: Literal["handshake"] = "handshake"
 
     def __init__(self, *, fallback: Callable[[], Transport] | None = None) -> None:
         self.version: str | None = None
@@ -184,6 +145,16 @@ class HandshakeSession:
                 headers[SESSION_HEADER] = self.session_id
             self.context = RequestContext(headers=headers)
 
+    def prepare(
+        self, method: str, params: JsonObject | None
+    ) -> tuple[JsonObject | None, RequestContext]:
+        """The handshake era adds nothing to a request: the session's context goes as is."""
+        return params, self.context
+
+    def accept_tools(self, tools: list[JsonObject]) -> list[JsonObject]:
+        """Every listed tool is usable in this era."""
+        return tools
+
     # -- expiry and renewal ---------------------------------------------------------------
 
     def expired(self, exc: HttpStatusError, sent: RequestContext) -> bool:
@@ -271,11 +242,4 @@ class HandshakeSession:
             await link.transport.release(RequestContext(headers=headers))
 
 
-__all__ = [
-    "CLIENT_INFO",
-    "LATEST_HANDSHAKE_VERSION",
-    "SUPPORTED_VERSIONS",
-    "HandshakeSession",
-    "Link",
-    "Session",
-]
+__all__ = ["CLIENT_INFO", "LATEST_HANDSHAKE_VERSION", "SUPPORTED_VERSIONS", "HandshakeSession"]

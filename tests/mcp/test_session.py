@@ -1,0 +1,391 @@
+"""The two eras: the probe that picks one, and the stateless (2026-07-28) session at work —
+on the fake transport, then against real servers (the `mcp` SDK's, ``mcp-server-time``,
+server-everything and the scripted ``tests/servers/era_server.py``)."""
+
+from __future__ import annotations
+
+import asyncio
+import base64
+import logging
+import shutil
+import sys
+from pathlib import Path
+from typing import Any
+
+import pytest
+from conftest import EVERYTHING_SERVER, node_available
+from fakes import FakeTransport, RpcError, tool
+
+from cat_code.mcp.client import McpClient
+from cat_code.mcp.errors import HttpStatusError, McpError, ProtocolError
+from cat_code.mcp.session import detect
+from cat_code.mcp.session.detect import EraMemory
+from cat_code.mcp.session.modern import header_value, param_headers
+from cat_code.mcp.stdio import StdioTransport
+
+MODERN = "2026-07-28"
+SERVERS = Path(__file__).resolve().parent.parent / "servers"
+DISCOVER = {
+    "supportedVersions": [MODERN],
+    "capabilities": {"tools": {}},
+    "serverInfo": {"name": "modern-fake", "version": "1"},
+}
+
+
+def modern_fake(
+    handlers: dict[str, Any] | None = None, *, http: bool = False, **kwargs: Any
+) -> FakeTransport:
+    def refuse(params: dict[str, Any]) -> Any:
+        raise RpcError(-32022, "modern only", {"supported": [MODERN]})
+
+    fake = FakeTransport(
+        {"server/discover": lambda p: DISCOVER, "initialize": refuse, **(handlers or {})}, **kwargs
+    )
+    if http:
+        fake.kind = "http"
+    return fake
+
+
+async def connected(fake: FakeTransport, **kwargs: Any) -> McpClient:
+    client = McpClient(fake, name="fake", **kwargs)
+    await client.connect(timeout=5)
+    return client
+
+
+# -- detection ------------------------------------------------------------------------
+
+
+async def test_a_server_that_answers_discover_is_spoken_to_statelessly() -> None:
+    fake = modern_fake(tools=[tool("a")])
+    client = await connected(fake)
+    assert (client.era, client.protocol_version) == ("modern", MODERN)
+    assert client.server_info["name"] == "modern-fake"
+    await client.list_tools()
+    assert fake.methods() == ["server/discover", "tools/list"]  # no initialize
+    meta = fake.requests[-1]["params"]["_meta"]
+    assert meta["io.modelcontextprotocol/protocolVersion"] == MODERN
+    assert meta["io.modelcontextprotocol/clientCapabilities"] == {}
+    assert meta["io.modelcontextprotocol/clientInfo"]["name"] == "cat-code"
+
+
+async def test_a_server_that_refuses_discover_gets_the_handshake() -> None:
+    fake = FakeTransport()  # answers server/discover with -32601
+    client = await connected(fake)
+    assert client.era == "handshake"
+    assert fake.methods() == ["server/discover", "initialize"]
+
+
+async def test_a_silent_server_costs_the_probe_once_then_is_remembered(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setattr(detect, "PROBE_TIMEOUT_S", 0.2)
+    memory = EraMemory(tmp_path / "eras.json")
+    fake = FakeTransport({"server/discover": lambda p: asyncio.Event().wait()})
+    client = await connected(fake, era_memory=memory)
+    assert client.era == "handshake"
+    again = FakeTransport({"server/discover": lambda p: asyncio.Event().wait()})
+    assert (await connected(again, era_memory=EraMemory(tmp_path / "eras.json"))).era == (
+        "handshake"
+    )
+    assert again.methods() == ["initialize"]
+
+
+async def test_a_pinned_version_skips_the_probe() -> None:
+    fake = modern_fake()
+    client = await connected(fake, protocol_version=MODERN)
+    await client.list_tools()
+    assert client.era == "modern"
+    assert fake.methods() == ["tools/list"]
+
+
+# -- requests, headers and retries -----------------------------------------------------
+
+
+def test_header_values_that_are_not_plain_ascii_are_sent_in_base64() -> None:
+    assert header_value("us west 1") == "us west 1"
+    for raw in ("Hello, 世界", " padded", "tab\there", "line1\nline2", "=?base64?x?="):
+        encoded = header_value(raw)
+        assert encoded.startswith("=?base64?") and encoded.endswith("?=")
+        assert base64.b64decode(encoded[9:-2]).decode() == raw
+
+
+@pytest.mark.parametrize(
+    "spec",
+    [
+        {"type": "string", "x-mcp-header": ""},
+        {"type": "number", "x-mcp-header": "Score"},
+        {"type": "object", "x-mcp-header": "Data"},
+        {"type": "string", "x-mcp-header": "My Region"},
+        {"type": "string", "x-mcp-header": "Région"},
+    ],
+)
+def test_invalid_x_mcp_header_annotations_are_named(spec: dict[str, Any]) -> None:
+    assert isinstance(param_headers({"type": "object", "properties": {"p": spec}}), str)
+
+
+async def test_over_http_every_request_carries_the_headers_its_body_implies(
+    caplog: pytest.LogCaptureFixture,
+) -> None:
+    schema = {
+        "type": "object",
+        "properties": {
+            "region": {"type": "string", "x-mcp-header": "Region"},
+            "n": {"type": "integer", "x-mcp-header": "N"},
+            "flag": {"type": "boolean", "x-mcp-header": "Flag"},
+            "none": {"type": "string", "x-mcp-header": "None"},
+            "q": {"type": "string"},
+        },
+    }
+    bad = {
+        "type": "object",
+        "properties": {
+            "a": {"type": "string", "x-mcp-header": "A"},
+            "b": {"type": "string", "x-mcp-header": "a"},
+        },
+    }
+    fake = modern_fake(
+        {"tools/call": lambda p: {"content": []}},
+        http=True,
+        tools=[tool("good", inputSchema=schema), tool("bad", inputSchema=bad)],
+    )
+    client = await connected(fake)
+    with caplog.at_level(logging.WARNING):
+        assert [t["name"] for t in await client.list_tools()] == ["good"]
+    assert "'bad'" in caplog.text
+    await client.call_tool(
+        "good", {"region": "Zürich", "n": 3, "flag": False, "none": None, "q": "x"}
+    )
+    headers = dict(fake.contexts[-1].headers)
+    assert headers["mcp-protocol-version"] == MODERN
+    assert headers["mcp-method"] == "tools/call"
+    assert headers["mcp-name"] == "good"
+    assert headers["mcp-param-region"] == header_value("Zürich")
+    assert (headers["mcp-param-n"], headers["mcp-param-flag"]) == ("3", "false")
+    assert "mcp-param-none" not in headers and "mcp-param-q" not in headers
+    assert "mcp-session-id" not in headers
+
+
+async def test_unsupported_version_is_retried_once_with_the_version_named() -> None:
+    calls = iter([RpcError(-32022, "no", {"supported": [MODERN]}), {"content": []}])
+
+    def call(params: dict[str, Any]) -> Any:
+        outcome = next(calls)
+        if isinstance(outcome, Exception):
+            raise outcome
+        return outcome
+
+    fake = modern_fake({"tools/call": call})
+    client = await connected(fake)
+    assert await client.call_tool("t") == {"content": []}
+    ids = [r["id"] for r in fake.requests if r["method"] == "tools/call"]
+    assert len(ids) == 2 and ids[0] != ids[1]
+
+
+async def test_a_missing_capability_error_names_it() -> None:
+    def call(params: dict[str, Any]) -> Any:
+        raise RpcError(-32021, "missing capability", {"missing": {"sampling": {}}})
+
+    client = await connected(modern_fake({"tools/call": call}))
+    with pytest.raises(McpError, match="sampling"):
+        await client.call_tool("t")
+
+
+async def test_a_header_mismatch_lists_the_tools_again_and_retries_once() -> None:
+    def call(params: dict[str, Any]) -> Any:
+        raise RpcError(-32020, "header mismatch")
+
+    fake = modern_fake({"tools/call": call}, http=True)
+    client = await connected(fake)
+    with pytest.raises(McpError):
+        await client.call_tool("t")
+    assert fake.methods()[1:] == ["tools/call", "tools/list", "tools/call"]
+
+
+async def test_a_4xx_with_a_modern_error_body_is_that_error() -> None:
+    def call(params: dict[str, Any]) -> Any:
+        raise HttpStatusError(
+            "HTTP 400",
+            400,
+            "x",
+            {"code": -32021, "message": "need roots", "data": {"missing": "roots"}},
+        )
+
+    client = await connected(modern_fake({"tools/call": call}, http=True))
+    with pytest.raises(McpError, match="roots"):
+        await client.call_tool("t")
+
+
+async def test_input_is_gathered_over_rounds_and_request_state_echoed_byte_for_byte() -> None:
+    state = '{"b": 1,  "a": "é"}'
+
+    def call(params: dict[str, Any]) -> Any:
+        if "requestState" not in params:
+            return {
+                "resultType": "input_required",
+                "requestState": state,
+                "inputRequests": {
+                    "q": {"method": "elicitation/create", "params": {"message": "?"}},
+                    "r": {"method": "roots/list"},
+                    "s": {"method": "sampling/createMessage", "params": {}},
+                },
+            }
+        return {"content": [{"type": "text", "text": "ok"}], "echo": params}
+
+    async def accept(params: dict[str, Any]) -> dict[str, Any]:
+        return {"action": "accept", "content": {"x": 1}}
+
+    fake = modern_fake({"tools/call": call})
+    client = await connected(fake, elicitation_handler=accept)
+    result: Any = await client.call_tool("t", {"k": 1})
+    retry = result["echo"]
+    assert retry["requestState"] == state
+    assert retry["arguments"] == {"k": 1}
+    answers = retry["inputResponses"]
+    assert answers["q"] == {"action": "accept", "content": {"x": 1}}
+    assert answers["r"]["roots"][0]["uri"] == Path.cwd().as_uri()
+    assert answers["s"] == {"action": "decline"}
+    ids = [r["id"] for r in fake.requests if r["method"] == "tools/call"]
+    assert ids[0] != ids[1]
+
+
+async def test_a_server_that_asks_for_input_for_ever_is_stopped() -> None:
+    fake = modern_fake(
+        {"tools/call": lambda p: {"resultType": "input_required", "requestState": "again"}}
+    )
+    client = await connected(fake)
+    with pytest.raises(ProtocolError, match="rounds"):
+        await client.call_tool("t")
+
+
+async def test_an_unknown_result_type_breaks_the_protocol_and_a_missing_one_is_complete() -> None:
+    fake = modern_fake({"tools/call": lambda p: {"resultType": p["name"], "content": []}})
+    client = await connected(fake)
+    assert await client.call_tool("complete") == {"resultType": "complete", "content": []}
+    with pytest.raises(ProtocolError, match="resultType"):
+        await client.call_tool("task")
+
+
+async def test_modern_http_abandons_a_cancelled_call_without_a_notification() -> None:
+    fake = modern_fake({"tools/call": lambda p: asyncio.Event().wait()}, http=True)
+    client = await connected(fake)
+    call = asyncio.ensure_future(client.call_tool("slow"))
+    await asyncio.sleep(0.05)
+    call.cancel()
+    with pytest.raises(asyncio.CancelledError):
+        await call
+    await asyncio.sleep(0.05)
+    assert not [m for m in fake.sent if m.get("method") == "notifications/cancelled"]
+
+
+async def test_modern_stdio_cancels_with_a_notification() -> None:
+    fake = modern_fake({"tools/call": lambda p: asyncio.Event().wait()})
+    client = await connected(fake)
+    call = asyncio.ensure_future(client.call_tool("slow"))
+    await asyncio.sleep(0.05)
+    call.cancel()
+    with pytest.raises(asyncio.CancelledError):
+        await call
+    await asyncio.sleep(0.05)
+    assert [m for m in fake.sent if m.get("method") == "notifications/cancelled"]
+
+
+async def test_the_tool_list_is_cached_for_its_ttl_and_a_change_invalidates_it() -> None:
+    listed = 0
+
+    def tools(params: dict[str, Any]) -> Any:
+        nonlocal listed
+        listed += 1
+        return {"tools": [tool("a")], "ttlMs": 60_000, "cacheScope": "public"}
+
+    fake = modern_fake({"tools/list": tools})
+    client = await connected(fake)
+    await client.list_tools()
+    await client.list_tools()
+    assert listed == 1
+    fake.push({"jsonrpc": "2.0", "method": "notifications/tools/list_changed"})
+    await client.list_tools()
+    assert listed == 2
+
+
+async def test_subscriptions_listen_delivers_tool_list_changes() -> None:
+    changed = asyncio.Event()
+    listening = asyncio.Event()
+
+    async def listen(params: dict[str, Any]) -> Any:
+        assert params["notifications"] == {"toolsListChanged": True}
+        listening.set()
+        await asyncio.Event().wait()
+
+    discover = {**DISCOVER, "capabilities": {"tools": {"listChanged": True}}}
+    fake = modern_fake({"server/discover": lambda p: discover, "subscriptions/listen": listen})
+    client = await connected(fake)
+    client.on_tools_changed = changed.set
+    async with asyncio.timeout(5):
+        await listening.wait()
+        fake.push({"jsonrpc": "2.0", "method": "notifications/tools/list_changed"})
+        await changed.wait()
+    await client.close()
+
+
+# -- real servers ------------------------------------------------------------------------
+
+
+async def stdio_client(command: str, *args: str, **kwargs: Any) -> McpClient:
+    client = McpClient(StdioTransport(command, args, name="real"), name="real", **kwargs)
+    await client.connect(timeout=20)
+    return client
+
+
+async def test_mcp_server_time_is_modern_over_stdio() -> None:
+    exe = Path(sys.executable).parent / "mcp-server-time"
+    if not exe.exists():
+        pytest.skip("mcp-server-time is not installed in this environment")
+    client = await stdio_client(str(exe))
+    try:
+        assert (client.era, client.protocol_version) == ("modern", MODERN)
+        names = {t["name"] for t in await client.list_tools()}
+        assert "get_current_time" in names
+        result = await client.call_tool("get_current_time", {"timezone": "UTC"})
+        assert not result.get("isError")
+    finally:
+        await client.close()
+
+
+@pytest.mark.skipif(not node_available(), reason="server-everything is not installed")
+async def test_server_everything_is_spoken_to_with_the_handshake() -> None:
+    client = await stdio_client(shutil.which("node") or "node", str(EVERYTHING_SERVER), "stdio")
+    try:
+        assert client.era == "handshake"
+        assert any(t["name"] == "echo" for t in await client.list_tools())
+    finally:
+        await client.close()
+
+
+async def test_a_modern_only_server_with_version_refusals_and_rounds_of_input() -> None:
+    async def who(params: dict[str, Any]) -> dict[str, Any]:
+        return {"action": "accept", "content": {"name": "Ada"}}
+
+    client = await stdio_client(
+        sys.executable, str(SERVERS / "era_server.py"), "modern", elicitation_handler=who
+    )
+    try:
+        assert client.era == "modern"
+        assert [t["name"] for t in await client.list_tools()] == ["ask"]  # after -32022
+        assert client.server_info["name"] == "era-modern"
+        result = await client.call_tool("ask", {})
+        text = result["content"][0]["text"]
+        assert text == f"accept {{'name': 'Ada'}} {Path.cwd().as_uri()}"
+    finally:
+        await client.close()
+
+
+async def test_a_server_silent_on_unknown_methods_falls_back_after_the_probe(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    monkeypatch.setattr(detect, "PROBE_TIMEOUT_S", 0.5)
+    client = await stdio_client(sys.executable, str(SERVERS / "era_server.py"), "silent")
+    try:
+        assert client.era == "handshake"
+        assert [t["name"] for t in await client.list_tools()] == ["t"]
+    finally:
+        await client.close()
