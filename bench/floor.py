@@ -23,6 +23,20 @@ INITIALIZE = {
     "capabilities": {},
     "clientInfo": {"name": "floor", "version": "0"},
 }
+#: MCP 2026-07-28: no handshake; every request carries this in ``params._meta`` (built
+#: once: a real client builds it per request, which is part of its price).
+MODERN_VERSION = "2026-07-28"
+MODERN_META = {
+    "io.modelcontextprotocol/protocolVersion": MODERN_VERSION,
+    "io.modelcontextprotocol/clientCapabilities": {},
+    "io.modelcontextprotocol/clientInfo": {"name": "floor", "version": "0"},
+}
+
+
+def _params(params: dict[str, Any] | None, modern: bool) -> dict[str, Any] | None:
+    if not modern:
+        return params
+    return {**(params or {}), "_meta": MODERN_META}
 
 
 def _line(message: dict[str, Any]) -> bytes:
@@ -32,15 +46,19 @@ def _line(message: dict[str, Any]) -> bytes:
 class FloorStdio:
     """A child process and its pipes; each call writes one line and reads one line."""
 
-    def __init__(self, process: asyncio.subprocess.Process) -> None:
+    def __init__(self, process: asyncio.subprocess.Process, modern: bool = False) -> None:
         self.process = process
         self.stdin = process.stdin
         self.stdout = process.stdout
+        self.modern = modern
         self._next_id = 0
 
     @classmethod
-    async def connect(cls, command: str, args: list[str]) -> tuple[FloorStdio, Any]:
-        """Spawn, initialize, and list the tools; returns the client and the tool list."""
+    async def connect(
+        cls, command: str, args: list[str], *, modern: bool = False
+    ) -> tuple[FloorStdio, Any]:
+        """Spawn, initialize (``modern``: discover), and list the tools; returns the client
+        and the tool list."""
         process = await asyncio.create_subprocess_exec(
             command,
             *args,
@@ -51,9 +69,12 @@ class FloorStdio:
             # (so cat-code's choice); a floor slower than it must be would flatter clients.
             start_new_session=True,
         )
-        client = cls(process)
-        await client.request("initialize", INITIALIZE)
-        client.notify("notifications/initialized")
+        client = cls(process, modern)
+        if modern:
+            await client.request("server/discover", None)
+        else:
+            await client.request("initialize", INITIALIZE)
+            client.notify("notifications/initialized")
         tools = await client.request("tools/list", None)
         return client, tools
 
@@ -68,6 +89,7 @@ class FloorStdio:
     async def request(self, method: str, params: dict[str, Any] | None) -> Any:
         assert self.stdin is not None and self.stdout is not None
         message: dict[str, Any] = {"jsonrpc": "2.0", "id": self._id(), "method": method}
+        params = _params(params, self.modern)
         if params is not None:
             message["params"] = params
         self.stdin.write(_line(message))
@@ -84,7 +106,7 @@ class FloorStdio:
                 "jsonrpc": "2.0",
                 "id": self._id(),
                 "method": "tools/call",
-                "params": {"name": name, "arguments": args},
+                "params": _params({"name": name, "arguments": args}, self.modern),
             }
             self.stdin.write(_line(message))
         readline = self.stdout.readline
@@ -99,9 +121,10 @@ class FloorStdio:
 class FloorHttp:
     """One ``httpx2.AsyncClient``; each call POSTs one body and parses the one answer."""
 
-    def __init__(self, url: str, client: Any) -> None:
+    def __init__(self, url: str, client: Any, modern: bool = False) -> None:
         self.url = url
         self.client = client
+        self.modern = modern
         self.headers = {
             "accept": "application/json, text/event-stream",
             "content-type": "application/json",
@@ -109,8 +132,13 @@ class FloorHttp:
         self._next_id = 0
 
     @classmethod
-    async def connect(cls, url: str, client: Any) -> tuple[FloorHttp, Any]:
-        floor = cls(url, client)
+    async def connect(cls, url: str, client: Any, *, modern: bool = False) -> tuple[FloorHttp, Any]:
+        floor = cls(url, client, modern)
+        if modern:
+            # No session: the version header on every POST, the method (and name) too.
+            floor.headers["mcp-protocol-version"] = MODERN_VERSION
+            await floor.request("server/discover", None)
+            return floor, await floor.request("tools/list", None)
         response = await client.post(
             url,
             content=_DUMPS(
@@ -137,9 +165,15 @@ class FloorHttp:
 
     async def request(self, method: str, params: dict[str, Any] | None) -> Any:
         message: dict[str, Any] = {"jsonrpc": "2.0", "id": self._id(), "method": method}
+        headers = self.headers
+        if self.modern:
+            headers = {**headers, "mcp-method": method}
+            if params is not None and "name" in params:
+                headers["mcp-name"] = params["name"]
+            params = _params(params, True)
         if params is not None:
             message["params"] = params
-        response = await self.client.post(self.url, content=_DUMPS(message), headers=self.headers)
+        response = await self.client.post(self.url, content=_DUMPS(message), headers=headers)
         return _parse(response)
 
     async def call_tool(self, name: str, arguments: dict[str, Any]) -> Any:

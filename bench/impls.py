@@ -44,29 +44,34 @@ class CatCodeSession:
         await self.client.close()
 
 
-async def _cat_code_open(transport: Any) -> CatCodeSession:
+async def _cat_code_open(transport: Any, expect: str | None) -> CatCodeSession:
     from cat_code.mcp.client import McpClient
 
     client = McpClient(transport, name="bench")
     try:
         await client.connect(30)
         await client.list_tools()
+        # The era is cat-code's own choice: a wrong one would make the row meaningless.
+        if expect is not None and client.session.era != expect:
+            raise AssertionError(f"cat-code chose the {client.session.era} era, not {expect}")
     except BaseException:
         await client.close()
         raise
     return CatCodeSession(client)
 
 
-async def cat_code_stdio(command: str, args: Sequence[str]) -> CatCodeSession:
+async def cat_code_stdio(
+    command: str, args: Sequence[str], *, expect: str | None = None
+) -> CatCodeSession:
     from cat_code.mcp.stdio import StdioTransport
 
-    return await _cat_code_open(StdioTransport(command, args, name="bench"))
+    return await _cat_code_open(StdioTransport(command, args, name="bench"), expect)
 
 
-async def cat_code_http(url: str) -> CatCodeSession:
+async def cat_code_http(url: str, *, expect: str | None = None) -> CatCodeSession:
     from cat_code.mcp.http import StreamableHttpTransport
 
-    return await _cat_code_open(StreamableHttpTransport(url, name="bench"))
+    return await _cat_code_open(StreamableHttpTransport(url, name="bench"), expect)
 
 
 # -- the official SDK -------------------------------------------------------------------
@@ -87,12 +92,13 @@ class SdkSession:
         await self.client.__aexit__(None, None, None)
 
 
-async def _sdk_open(server: Any) -> SdkSession:
+async def _sdk_open(server: Any, *, modern: bool = False) -> SdkSession:
     from mcp import Client
 
-    # mode="legacy": the initialize handshake, as cat-code and the floor do (the default
-    # "auto" first probes server/discover, one extra round trip that would be unfair).
-    client = Client(server, mode="legacy")
+    # mode="legacy": the initialize handshake, as cat-code and the floor do with a
+    # handshake server (the default "auto" first probes server/discover, one extra round
+    # trip that would be unfair). With a modern server: the default, which speaks it.
+    client = Client(server, mode="auto" if modern else "legacy")
     await client.__aenter__()
     try:
         await client.list_tools()
@@ -102,15 +108,16 @@ async def _sdk_open(server: Any) -> SdkSession:
     return SdkSession(client)
 
 
-async def sdk_stdio(command: str, args: Sequence[str]) -> SdkSession:
+async def sdk_stdio(command: str, args: Sequence[str], *, modern: bool = False) -> SdkSession:
     from mcp.client.stdio import StdioServerParameters
 
-    return await _sdk_open(StdioServerParameters(command=command, args=list(args)))
+    server = StdioServerParameters(command=command, args=list(args))
+    return await _sdk_open(server, modern=modern)
 
 
-async def sdk_http(url: str, *, large_events: bool = False) -> SdkSession:
+async def sdk_http(url: str, *, large_events: bool = False, modern: bool = False) -> SdkSession:
     if not large_events:
-        return await _sdk_open(url)
+        return await _sdk_open(url, modern=modern)
     # Its default refuses SSE events over 1 MiB; lift that for the 10 MB result.
     from mcp.client.streamable_http import streamable_http_client
 
@@ -153,15 +160,17 @@ class FloorHttpSession:
             await self.http.aclose()
 
 
-async def floor_stdio(command: str, args: Sequence[str]) -> FloorStdioSession:
-    client, _tools = await floor.FloorStdio.connect(command, list(args))
+async def floor_stdio(
+    command: str, args: Sequence[str], *, modern: bool = False
+) -> FloorStdioSession:
+    client, _tools = await floor.FloorStdio.connect(command, list(args), modern=modern)
     return FloorStdioSession(client)
 
 
-async def floor_http(url: str) -> FloorHttpSession:
+async def floor_http(url: str, *, modern: bool = False) -> FloorHttpSession:
     http = floor_http_client()
     try:
-        client, _tools = await floor.FloorHttp.connect(url, http)
+        client, _tools = await floor.FloorHttp.connect(url, http, modern=modern)
     except BaseException:
         await http.aclose()
         raise
@@ -191,20 +200,26 @@ def import_all() -> None:
     import cat_code.mcp.stdio  # noqa: F401
 
 
-async def open_stdio(impl: str, command: str, args: Sequence[str]) -> Session:
+async def open_stdio(
+    impl: str, command: str, args: Sequence[str], *, modern: bool = False
+) -> Session:
+    """A connected session; ``modern``: the server speaks 2026-07-28 and so does each
+    client (cat-code by its own era detection, which must pick modern here)."""
     if impl == "cat_code":
-        return await cat_code_stdio(command, args)
+        return await cat_code_stdio(command, args, expect="modern" if modern else "handshake")
     if impl == "sdk":
-        return await sdk_stdio(command, args)
-    return await floor_stdio(command, args)
+        return await sdk_stdio(command, args, modern=modern)
+    return await floor_stdio(command, args, modern=modern)
 
 
-async def open_http(impl: str, url: str, *, large_events: bool = False) -> Session:
+async def open_http(
+    impl: str, url: str, *, large_events: bool = False, modern: bool = False
+) -> Session:
     if impl == "cat_code":
-        return await cat_code_http(url)
+        return await cat_code_http(url, expect="modern" if modern else "handshake")
     if impl == "sdk":
-        return await sdk_http(url, large_events=large_events)
-    return await floor_http(url)
+        return await sdk_http(url, large_events=large_events, modern=modern)
+    return await floor_http(url, modern=modern)
 
 
 def text_of(impl: str, result: Any) -> str:

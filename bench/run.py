@@ -49,6 +49,18 @@ METRICS = [
     Metric("stdio.concurrent", "s", "per call, 1000 in flight on one connection", 2.0),
     Metric("stdio.large", "s", "one 10 MB tools/call result", target_vs_floor=1.3),
     Metric(
+        "stdio.seq.modern",
+        "s",
+        "per sequential tools/call, MCP 2026-07-28 (`_meta` on each request)",
+        target_vs_floor=1.25,
+    ),
+    Metric(
+        "stdio.concurrent.modern",
+        "s",
+        "per call, 1000 in flight, MCP 2026-07-28",
+        target_vs_floor=2.0,
+    ),
+    Metric(
         "stdio.parallel_connect",
         "s",
         "connect 20 servers at once (until all listed their tools)",
@@ -61,6 +73,12 @@ METRICS = [
         other_target=("slowest single connect", 1.5),
     ),
     Metric("http.json.seq", "s", "per sequential call, JSON answers", target_vs_floor=1.3),
+    Metric(
+        "http.json.seq.modern",
+        "s",
+        "per sequential call, JSON answers, MCP 2026-07-28 (`Mcp-*` headers, no session)",
+        target_vs_floor=1.3,
+    ),
     Metric("http.sse.seq", "s", "per sequential call, SSE answers", target_vs_floor=1.3),
     Metric("http.concurrent", "s", "per call, 200 in flight, JSON answers"),
     Metric("http.large", "s", "one 10 MB result, JSON answer", target_vs_floor=1.3),
@@ -284,6 +302,7 @@ async def run_in_process(bench: Bench) -> None:
     if not bench.wanted(*http_names):
         return
     servers = {mode: workloads.HttpServer(mode) for mode in ("json", "sse")}
+    servers["modern"] = workloads.HttpServer("json", modern=True)
     try:
         for server in servers.values():
             await server.start()

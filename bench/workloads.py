@@ -208,14 +208,16 @@ async def hold_stdio_servers(
 class HttpServer:
     """One bench HTTP server process on 127.0.0.1; its stdin closing ends it."""
 
-    def __init__(self, mode: str) -> None:
+    def __init__(self, mode: str, *, modern: bool = False) -> None:
         self.mode = mode
+        self.modern = modern
         self.process: asyncio.subprocess.Process | None = None
         self.url = ""
 
     async def start(self) -> None:
         self.process = await asyncio.create_subprocess_exec(
             *HTTP_SERVER,
+            *(["--modern"] if self.modern else []),
             "--mode",
             self.mode,
             stdin=asyncio.subprocess.PIPE,
@@ -259,27 +261,45 @@ async def _open_stdio(impl: str) -> impls.Session:
     return await impls.open_stdio(impl, command, args)
 
 
+async def _open_stdio_modern(impl: str) -> impls.Session:
+    command, *args = STDIO_SERVER
+    return await impls.open_stdio(impl, command, [*args, "--modern"], modern=True)
+
+
 def session_workloads(servers: dict[str, HttpServer] | None) -> list[SessionWorkload]:
-    """The stdio session workloads, and the HTTP ones when ``servers`` (JSON, SSE) run."""
+    """The stdio session workloads, and the HTTP ones when ``servers`` (JSON, SSE, and
+    ``modern``: JSON answers, 2026-07-28) run. ``*.modern`` rows are their twins with
+    every client speaking MCP 2026-07-28 (``_meta`` on each request, no handshake)."""
     stdio = [
         SessionWorkload("stdio.seq", _open_stdio, _seq_slice, lambda z: SEQ_SLICES),
         SessionWorkload(
             "stdio.concurrent", _open_stdio, _concurrent_slice, lambda z: z.concurrent_slices
         ),
         SessionWorkload("stdio.large", _open_stdio, _large_slice, lambda z: z.large_calls),
+        SessionWorkload("stdio.seq.modern", _open_stdio_modern, _seq_slice, lambda z: SEQ_SLICES),
+        SessionWorkload(
+            "stdio.concurrent.modern",
+            _open_stdio_modern,
+            _concurrent_slice,
+            lambda z: z.concurrent_slices,
+        ),
     ]
     if servers is None:
         return stdio
 
     def opener(mode: str, *, large: bool = False) -> Callable[[str], Awaitable[impls.Session]]:
         async def open_http(impl: str) -> impls.Session:
-            return await impls.open_http(impl, servers[mode].url, large_events=large)
+            server = servers[mode]
+            return await impls.open_http(impl, server.url, large_events=large, modern=server.modern)
 
         return open_http
 
     return [
         *stdio,
         SessionWorkload("http.json.seq", opener("json"), _http_seq_slice, lambda z: SEQ_SLICES),
+        SessionWorkload(
+            "http.json.seq.modern", opener("modern"), _http_seq_slice, lambda z: SEQ_SLICES
+        ),
         SessionWorkload("http.sse.seq", opener("sse"), _http_seq_slice, lambda z: SEQ_SLICES),
         SessionWorkload(
             "http.concurrent", opener("json"), _http_concurrent_slice, lambda z: z.concurrent_slices

@@ -4,8 +4,10 @@
 answers with a one-event ``text/event-stream`` in chunked encoding, ``\\r\\n`` line ends,
 the way sse-starlette does. ``initialize`` hands out an ``Mcp-Session-Id``; a GET opens
 an idle event stream held until the client hangs up; DELETE ends the session;
-notifications get 202. Keep-alive HTTP/1.1 with a minimal parser: just what the three
-clients under test send. Prints ``PORT <n>`` on stdout when listening; exits when its
+notifications get 202. ``--modern`` speaks MCP 2026-07-28 as well: ``server/discover`` is
+answered, and a client that uses it needs no session. Keep-alive HTTP/1.1 with a minimal
+parser: just what the three clients under test send. Prints ``PORT <n>`` on stdout when
+listening; exits when its
 stdin closes, so it never outlives the benchmark.
 """
 
@@ -22,9 +24,22 @@ import uuid
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 
-from stdio_server import SERVER_INFO, SUPPORTED, TOOLS, _blob_result
+from stdio_server import (
+    MODERN_LIST,
+    MODERN_RESULT,
+    SERVER_INFO,
+    SUPPORTED,
+    TOOLS,
+    _blob_result,
+    discover_result,
+    modern,
+)
 
 _HEADER_LIMIT = 64 * 1024
+
+
+#: Set by ``--modern``: answer server/discover (MCP 2026-07-28).
+MODERN = False
 
 
 def _result_bytes(message: dict[str, object]) -> bytes | None:
@@ -32,12 +47,15 @@ def _result_bytes(message: dict[str, object]) -> bytes | None:
     method = message.get("method")
     params = message.get("params")
     params = params if isinstance(params, dict) else {}
+    # A 2026-07-28 request (its _meta names the version): results carry that era's fields.
+    extra = MODERN_RESULT if MODERN and isinstance(params.get("_meta"), dict) else b""
     if method == "tools/call":
         args = params.get("arguments") or {}
         if params.get("name") == "echo":
             result: object = {"content": [{"type": "text", "text": args.get("text", "")}]}
         elif params.get("name") == "blob":
-            return _blob_result(int(args.get("size", 0)))
+            blob = _blob_result(int(args.get("size", 0)))
+            return modern(blob, extra) if extra else blob
         else:
             return None
     elif method == "initialize":
@@ -49,11 +67,16 @@ def _result_bytes(message: dict[str, object]) -> bytes | None:
         }
     elif method == "tools/list":
         result = {"tools": TOOLS}
+        extra = MODERN_LIST if extra else b""
+    elif method == "server/discover" and MODERN:
+        result = discover_result()
+        extra = b""
     elif method == "ping":
         result = {}
     else:
         return None
-    return json.dumps(result, separators=(",", ":")).encode()
+    body = json.dumps(result, separators=(",", ":")).encode()
+    return modern(body, extra) if extra else body
 
 
 def _answer(message: dict[str, object]) -> bytes:
@@ -146,7 +169,10 @@ async def main() -> None:
     parser = argparse.ArgumentParser()
     parser.add_argument("--mode", choices=("json", "sse"), default="json")
     parser.add_argument("--port", type=int, default=0)
+    parser.add_argument("--modern", action="store_true", help="answer server/discover too")
     options = parser.parse_args()
+    global MODERN
+    MODERN = options.modern
     server = Server(options.mode)
     listener = await asyncio.start_server(
         server.handle, "127.0.0.1", options.port, limit=_HEADER_LIMIT, backlog=1024

@@ -8,6 +8,9 @@ the server's own cost stays small next to the clients'. Silent on stderr; exits 
 
 Tools: ``echo {text}`` answers the text; ``blob {size}`` answers a text of ``size``
 bytes (lines of code-like text, so JSON escapes appear as they would in a real file).
+``--modern`` also speaks MCP 2026-07-28: it answers ``server/discover`` (without it, that
+is -32601 like any unknown method, so clients pick the handshake era); requests' ``_meta``
+is read by no one here, as a fast server would.
 """
 
 from __future__ import annotations
@@ -17,7 +20,40 @@ import os
 import sys
 
 SUPPORTED = ("2025-11-25", "2025-06-18", "2025-03-26", "2024-11-05")
+MODERN_VERSION = "2026-07-28"
 SERVER_INFO = {"name": "cat-code-bench", "version": "1.0.0"}
+#: Set by ``--modern``: answer server/discover (MCP 2026-07-28).
+MODERN = False
+
+
+def discover_result() -> dict[str, object]:
+    """The answer to server/discover of a server speaking 2026-07-28."""
+    return {
+        "supportedVersions": [MODERN_VERSION],
+        "capabilities": {"tools": {"listChanged": False}},
+        "serverInfo": SERVER_INFO,
+        "resultType": "complete",
+        "ttlMs": 0,
+        "cacheScope": "private",
+    }
+
+
+def modern_request(params: dict[str, object]) -> bool:
+    """A 2026-07-28 request (its ``_meta`` names the version): its results carry the
+    fields that era requires (``resultType``; ``ttlMs``/``cacheScope`` on lists)."""
+    return MODERN and isinstance(params.get("_meta"), dict)
+
+
+#: What a 2026-07-28 result adds, spliced in before its closing brace.
+MODERN_RESULT = b',"resultType":"complete"'
+MODERN_LIST = b',"resultType":"complete","ttlMs":0,"cacheScope":"private"'
+
+
+def modern(result: bytes, extra: bytes = MODERN_RESULT) -> bytes:
+    """A serialised result object with ``extra`` fields added."""
+    return result[:-1] + extra + b"}"
+
+
 TOOLS = [
     {
         "name": "echo",
@@ -67,11 +103,13 @@ def _blob_result(size: int) -> bytes:
     return cached
 
 
-def _answer(request_id: object, result: object) -> bytes:
-    return b'{"jsonrpc":"2.0","id":%s,"result":%s}\n' % (
-        json.dumps(request_id).encode(),
-        result if isinstance(result, bytes) else json.dumps(result, separators=(",", ":")).encode(),
+def _answer(request_id: object, result: object, extra: bytes = b"") -> bytes:
+    body = (
+        result if isinstance(result, bytes) else json.dumps(result, separators=(",", ":")).encode()
     )
+    if extra:
+        body = modern(body, extra)
+    return b'{"jsonrpc":"2.0","id":%s,"result":%s}\n' % (json.dumps(request_id).encode(), body)
 
 
 def handle(message: dict[str, object]) -> bytes | None:
@@ -82,14 +120,15 @@ def handle(message: dict[str, object]) -> bytes | None:
     method = message.get("method")
     params = message.get("params")
     params = params if isinstance(params, dict) else {}
+    extra = MODERN_RESULT if modern_request(params) else b""
     if method == "tools/call":
         name = params.get("name")
         args = params.get("arguments") or {}
         if name == "echo":
             text = args.get("text", "")
-            return _answer(request_id, {"content": [{"type": "text", "text": text}]})
+            return _answer(request_id, {"content": [{"type": "text", "text": text}]}, extra)
         if name == "blob":
-            return _answer(request_id, _blob_result(int(args.get("size", 0))))
+            return _answer(request_id, _blob_result(int(args.get("size", 0))), extra)
         error = {"code": -32602, "message": f"Unknown tool: {name}"}
         return json.dumps({"jsonrpc": "2.0", "id": request_id, "error": error}).encode() + b"\n"
     if method == "initialize":
@@ -103,7 +142,9 @@ def handle(message: dict[str, object]) -> bytes | None:
             },
         )
     if method == "tools/list":
-        return _answer(request_id, {"tools": TOOLS})
+        return _answer(request_id, {"tools": TOOLS}, MODERN_LIST if extra else b"")
+    if method == "server/discover" and MODERN:
+        return _answer(request_id, discover_result())
     if method == "ping":
         return _answer(request_id, {})
     error = {"code": -32601, "message": f"Method not found: {method}"}
@@ -118,12 +159,17 @@ def _write_all(data: bytes) -> None:
 
 
 def main() -> None:
+    global MODERN
+    args = sys.argv[1:]
+    if "--modern" in args:
+        args.remove("--modern")
+        MODERN = True
     # --startup-delay S: wait S seconds (idle) before serving, like a server that first
     # fetches something over the network; used to time parallel connects apart from CPU.
-    if len(sys.argv) == 3 and sys.argv[1] == "--startup-delay":
+    if len(args) == 2 and args[0] == "--startup-delay":
         import time
 
-        time.sleep(float(sys.argv[2]))
+        time.sleep(float(args[1]))
     pending = b""
     while True:
         chunk = os.read(0, 1 << 20)
