@@ -327,6 +327,31 @@ async def test_subscriptions_listen_delivers_tool_list_changes() -> None:
     await client.close()
 
 
+async def test_a_dropped_subscriptions_listen_is_opened_again(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    from cat_code.mcp.session import modern
+
+    monkeypatch.setattr(modern, "LISTEN_BACKOFF_S", (0.01, 0.05))
+    attempts: list[int] = []
+    second = asyncio.Event()
+
+    async def listen(params: dict[str, Any]) -> Any:
+        attempts.append(1)
+        if len(attempts) == 1:
+            raise RpcError(-32603, "stream dropped")
+        second.set()
+        await asyncio.Event().wait()
+
+    discover = {**DISCOVER, "capabilities": {"tools": {"listChanged": True}}}
+    fake = modern_fake({"server/discover": lambda p: discover, "subscriptions/listen": listen})
+    client = await connected(fake)
+    async with asyncio.timeout(5):
+        await second.wait()
+    assert len(attempts) == 2
+    await client.close()
+
+
 # -- real servers ------------------------------------------------------------------------
 
 
@@ -389,3 +414,92 @@ async def test_a_server_silent_on_unknown_methods_falls_back_after_the_probe(
         assert [t["name"] for t in await client.list_tools()] == ["t"]
     finally:
         await client.close()
+
+
+# -- a real HTTP server that insists on the 2026-07-28 headers --------------------------
+
+
+class HeaderCheckingPeer:
+    """A scripted modern-only Streamable HTTP server on 127.0.0.1 that refuses (400 with
+    -32020) any request whose ``MCP-Protocol-Version``, ``Mcp-Method``, ``Mcp-Name`` or
+    ``Mcp-Param-*`` headers do not match its body; `rename` changes the tool's header."""
+
+    def __init__(self) -> None:
+        from http_peers import HttpPeer
+
+        outer = self
+
+        class Peer(HttpPeer):
+            async def handle(self, seen: Any, reply: Any) -> None:
+                await outer.handle(seen, reply)
+
+        self.peer = Peer()
+        self.header = "Region"
+        self.refusals = 0
+
+    def tools(self) -> list[dict[str, Any]]:
+        schema = {
+            "type": "object",
+            "properties": {"region": {"type": "string", "x-mcp-header": self.header}},
+        }
+        return [tool("search", inputSchema=schema)]
+
+    async def handle(self, seen: Any, reply: Any) -> None:
+        if seen.method != "POST":
+            await reply.send(405)
+            return
+        message = seen.json
+        method, params = message.get("method"), message.get("params") or {}
+        if "id" not in message:
+            await reply.send(202)
+            return
+        wanted = {"mcp-protocol-version": MODERN, "mcp-method": method}
+        if method == "tools/call":
+            wanted["mcp-name"] = params.get("name")
+            region = (params.get("arguments") or {}).get("region")
+            if region is not None:
+                wanted[f"mcp-param-{self.header.lower()}"] = region
+        if any(seen.headers.get(k) != v for k, v in wanted.items()):
+            self.refusals += 1
+            error = {"code": -32020, "message": "Header mismatch"}
+            await reply.json({"jsonrpc": "2.0", "id": message["id"], "error": error}, 400)
+            return
+        if method == "server/discover":
+            result: Any = {**DISCOVER, "capabilities": {"tools": {}}}
+        elif method == "tools/list":
+            result = {"tools": self.tools()}
+        elif method == "tools/call":
+            region = (params.get("arguments") or {}).get("region")
+            result = {"content": [{"type": "text", "text": f"found in {region}"}]}
+        else:
+            error = {"code": -32601, "message": f"Method not found: {method}"}
+            await reply.json({"jsonrpc": "2.0", "id": message["id"], "error": error}, 404)
+            return
+        await reply.json({"jsonrpc": "2.0", "id": message["id"], "result": result})
+
+
+async def test_a_server_that_insists_on_the_mcp_headers_gets_them_and_a_renamed_one_too() -> None:
+    from cat_code.mcp.http import StreamableHttpTransport
+
+    server = HeaderCheckingPeer()
+    async with server.peer:
+        client = McpClient(StreamableHttpTransport(server.peer.url), name="strict")
+        try:
+            await client.connect(timeout=10)
+            assert client.session.era == "modern"
+            await client.list_tools()
+            result = await client.call_tool("search", {"region": "eu-west"})
+            assert result["content"][0]["text"] == "found in eu-west"
+            assert server.refusals == 0
+
+            # The server now wants the argument under another header: one -32020, the tool
+            # list read again, and the call retried with the new header.
+            server.header = "Zone"
+            result = await client.call_tool("search", {"region": "us-east"})
+            assert result["content"][0]["text"] == "found in us-east"
+            assert server.refusals == 1
+        finally:
+            await client.close()
+    calls = server.peer.requests("POST", "tools/call")
+    assert calls[-1].headers["mcp-param-zone"] == "us-east"
+    assert all("mcp-session-id" not in s.headers for s in server.peer.seen)
