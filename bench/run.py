@@ -15,12 +15,14 @@ from __future__ import annotations
 
 import argparse
 import asyncio
+import atexit
 import contextlib
 import datetime
 import gc
 import json
 import os
 import platform
+import shutil
 import statistics
 import subprocess
 import sys
@@ -410,6 +412,10 @@ def _versions() -> dict[str, str]:
 
 
 def main(argv: list[str] | None = None) -> int:
+    # cat-code remembers things under $CAT_CODE_HOME (protocol eras, tokens): a benchmark
+    # must neither read a user's nor write into it.
+    home = os.environ["CAT_CODE_HOME"] = tempfile.mkdtemp(prefix="cat-code-bench-home-")
+    atexit.register(shutil.rmtree, home, ignore_errors=True)
     parser = argparse.ArgumentParser(description=__doc__.split("\n", 1)[0])
     parser.add_argument("--quick", action="store_true", help="fewer calls, 5 repetitions")
     parser.add_argument("--repetitions", type=int, help="override the repetition count (≥5)")

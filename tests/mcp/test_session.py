@@ -503,3 +503,107 @@ async def test_a_server_that_insists_on_the_mcp_headers_gets_them_and_a_renamed_
     calls = server.peer.requests("POST", "tools/call")
     assert calls[-1].headers["mcp-param-zone"] == "us-east"
     assert all("mcp-session-id" not in s.headers for s in server.peer.seen)
+
+
+# -- from the review of the era work ----------------------------------------------------
+
+
+async def test_over_http_the_probe_waits_as_long_as_the_request_may(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    # A sign-in in the browser can run inside the first request: no 3 s probe limit on HTTP.
+    monkeypatch.setattr(detect, "PROBE_TIMEOUT_S", 0.01)
+
+    async def slow_discover(params: dict[str, Any]) -> Any:
+        await asyncio.sleep(0.2)
+        return DISCOVER
+
+    client = await connected(modern_fake({"server/discover": slow_discover}, http=True))
+    assert client.session.era == "modern"
+    await client.close()
+
+
+async def test_a_modern_stdio_server_that_answers_the_probe_late_is_asked_again(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    monkeypatch.setattr(detect, "PROBE_TIMEOUT_S", 0.05)
+    probes = 0
+
+    async def discover(params: dict[str, Any]) -> Any:
+        nonlocal probes
+        probes += 1
+        if probes == 1:
+            await asyncio.Event().wait()  # starting slowly: the first probe goes unanswered
+        return DISCOVER
+
+    # ... and initialize is then refused with -32022, as a connection locked to modern does.
+    client = await connected(modern_fake({"server/discover": discover}))
+    assert client.session.era == "modern" and probes == 2
+    await client.close()
+
+
+async def test_a_typeless_url_refused_by_a_modern_server_is_not_taken_for_legacy_sse() -> None:
+    from cat_code.mcp.session.handshake import HandshakeSession
+
+    def refuse(params: dict[str, Any]) -> Any:
+        error = {"code": -32022, "message": "modern only", "data": {"supported": [MODERN]}}
+        raise HttpStatusError("HTTP 400 to initialize", 400, "modern only", error)
+
+    fake = FakeTransport({"initialize": refuse})
+    fake.kind = "http"
+    switched: list[Any] = []
+    session = HandshakeSession(fallback=lambda: switched.append(1) or FakeTransport())
+    client = McpClient(fake, name="x")
+    await fake.start(client._on_message, client._on_close)
+    with pytest.raises(HttpStatusError):
+        await session.open(client, {})
+    assert switched == []  # era detection takes it from here, not the legacy fallback
+
+
+async def test_remembered_verdicts_never_hold_a_command_line(tmp_path: Path) -> None:
+    memory = EraMemory(tmp_path / "eras.json")
+    fake = FakeTransport(name="secret-holder")
+    fake.describe = lambda: "stdio: server --token s3cr3t"  # type: ignore[method-assign]
+    client = McpClient(fake, name="x")
+    await fake.start(client._on_message, client._on_close)
+    await detect.open_session(client, {}, memory=memory)
+    text = (tmp_path / "eras.json").read_text()
+    assert "s3cr3t" not in text and "handshake" in text
+
+
+async def test_a_server_without_subscriptions_listen_is_not_asked_again() -> None:
+    attempts = 0
+
+    def listen(params: dict[str, Any]) -> Any:
+        nonlocal attempts
+        attempts += 1
+        raise RpcError(-32601, "Method not found")
+
+    discover = {**DISCOVER, "capabilities": {"tools": {"listChanged": True}}}
+    fake = modern_fake({"server/discover": lambda p: discover, "subscriptions/listen": listen})
+    client = await connected(fake)
+    listener = client.session._listener  # type: ignore[attr-defined]
+    assert listener is not None
+    async with asyncio.timeout(5):
+        await asyncio.wait([listener])
+    assert attempts == 1
+    await client.close()
+
+
+async def test_a_tool_that_loses_its_x_mcp_header_loses_the_header() -> None:
+    with_header = {
+        "type": "object",
+        "properties": {"region": {"type": "string", "x-mcp-header": "Region"}},
+    }
+    fake = modern_fake(
+        {"tools/call": lambda p: {"content": []}},
+        http=True,
+        tools=[tool("search", inputSchema=with_header)],
+    )
+    client = await connected(fake)
+    await client.list_tools()
+    fake.tools = [tool("search", inputSchema={"type": "object"})]
+    await client.list_tools(refresh=True)
+    await client.call_tool("search", {"region": "eu"})
+    assert "mcp-param-region" not in fake.contexts[-1].headers
+    await client.close()

@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import hashlib
 import json
 import logging
 import os
@@ -47,7 +48,7 @@ ERAS_FILE = "eras.json"
 
 
 class EraMemory:
-    """Verdicts remembered across runs, keyed by a server's command line or URL."""
+    """Verdicts remembered across runs, keyed by `era_key` (a digest of the target)."""
 
     def __init__(self, path: Path | None) -> None:
         self.path = path
@@ -104,17 +105,18 @@ async def open_session(
     """Pick the era for the server behind ``link`` and open its session; ``adopt`` is
     given each session before it opens, so a failed opening is still closed by its owner."""
     http = link.transport.kind == "http"
-    key = link.transport.describe()
+    key = era_key(link.transport)
     if pinned is not None:
         logger.debug("%s: protocol version %s pinned in the config", link.name, pinned)
         if pinned in MODERN_VERSIONS:
             session: Session = StatelessSession(http=http, version=pinned)
         else:
-            session = HandshakeSession(fallback=fallback)
+            session = HandshakeSession(fallback=fallback, offer=pinned)
         adopt(session)
         await session.open(link, capabilities)
         return session
-    if link.transport.kind == "sse" or (memory is not None and memory.get(key) == "handshake"):
+    remembered = memory.get(key) if memory is not None else None
+    if link.transport.kind == "sse" or remembered == "handshake":
         handshake = HandshakeSession(fallback=fallback)
         adopt(handshake)
         try:
@@ -126,22 +128,48 @@ async def open_session(
             logger.debug("%s: the remembered handshake failed (%s); probing again", link.name, exc)
             if memory is not None:
                 memory.forget(key)
-    modern = await _probe(link, capabilities, http)
-    if modern is not None:
-        if memory is not None:
-            memory.remember(key, "modern")
-        adopt(modern)
-        await modern.open(link, capabilities)
-        return modern
-    handshake = HandshakeSession(fallback=fallback)
-    adopt(handshake)
-    await handshake.open(link, capabilities)
+    # Over HTTP the probe is an ordinary request (bounded by the startup timeout), and may
+    # carry a whole browser sign-in; a server remembered as modern gets the time it needs.
+    patient = http or remembered == "modern"
+    modern = await _probe(link, capabilities, http, timeout=None if patient else PROBE_TIMEOUT_S)
+    if modern is None:
+        handshake = HandshakeSession(fallback=fallback)
+        adopt(handshake)
+        try:
+            await handshake.open(link, capabilities)
+        except McpError as exc:
+            if exc.code not in MODERN_ERRORS:
+                raise
+            # A modern server that answered the probe too late (it started slowly) now
+            # refuses initialize: ask it again, and wait for the answer this time.
+            logger.debug("%s: initialize refused with %s; probing again", link.name, exc.code)
+            modern = await _probe(link, capabilities, http, timeout=None)
+            if modern is None:
+                raise
+        else:
+            if memory is not None:
+                memory.remember(key, "handshake")
+            return handshake
     if memory is not None:
-        memory.remember(key, "handshake")
-    return handshake
+        memory.remember(key, "modern")
+    adopt(modern)
+    await modern.open(link, capabilities)
+    return modern
 
 
-async def _probe(link: Link, capabilities: dict[str, Any], http: bool) -> StatelessSession | None:
+def era_key(transport: Transport) -> str:
+    """What a verdict is remembered under: a digest (the command line may hold a secret a
+    ``${VAR}`` put there), of the target and, for stdio, the directory cat-code runs in
+    (``python server.py`` in two projects is two servers)."""
+    target = transport.describe()
+    if transport.kind == "stdio":
+        target += "\0" + os.getcwd()
+    return hashlib.sha256(target.encode()).hexdigest()[:32]
+
+
+async def _probe(
+    link: Link, capabilities: dict[str, Any], http: bool, *, timeout: float | None
+) -> StatelessSession | None:
     """``server/discover``: the modern session it proves, or None for the handshake era."""
     session = StatelessSession(http=http)
     session.set_capabilities(capabilities)
@@ -149,10 +177,12 @@ async def _probe(link: Link, capabilities: dict[str, Any], http: bool) -> Statel
         params, context = session.prepare("server/discover", None)
         logger.debug("%s: probing with server/discover at %s", link.name, session.version)
         try:
-            async with asyncio.timeout(PROBE_TIMEOUT_S):
+            async with asyncio.timeout(timeout) as waited:
                 result = await link.exchange("server/discover", params or {}, context)
         except TimeoutError:
-            return _verdict(link, None, f"no answer within {PROBE_TIMEOUT_S:g} s")
+            if not waited.expired():
+                raise
+            return _verdict(link, None, f"no answer within {timeout:g} s")
         except AuthenticationRequired:
             raise
         except HttpStatusError as exc:

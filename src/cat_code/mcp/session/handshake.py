@@ -52,7 +52,14 @@ class HandshakeSession:
 
     era: Literal["handshake"] = "handshake"
 
-    def __init__(self, *, fallback: Callable[[], Transport] | None = None) -> None:
+    def __init__(
+        self,
+        *,
+        fallback: Callable[[], Transport] | None = None,
+        offer: str = LATEST_HANDSHAKE_VERSION,
+    ) -> None:
+        #: The version initialize asks for (an entry's pinned ``protocolVersion``, else ours).
+        self.offer = offer
         self.version: str | None = None
         self.server_info: JsonObject = {}
         self.server_capabilities: JsonObject = {}
@@ -72,7 +79,7 @@ class HandshakeSession:
         """``initialize`` (falling back to legacy SSE once, if allowed), then ``initialized``
         and, over Streamable HTTP with a session, the server's GET stream."""
         params = {
-            "protocolVersion": LATEST_HANDSHAKE_VERSION,
+            "protocolVersion": self.offer,
             "capabilities": capabilities,
             "clientInfo": CLIENT_INFO,
         }
@@ -85,6 +92,9 @@ class HandshakeSession:
                 or self.fell_back
                 or isinstance(exc, AuthenticationRequired)
                 or exc.status_code not in FALLBACK_STATUSES
+                # A modern server's refusal (its 400 names -32020/-32021/-32022): not a legacy
+                # one; era detection takes it from here.
+                or _modern_refusal(exc)
             ):
                 raise
             logger.info(
@@ -240,6 +250,11 @@ class HandshakeSession:
             if self.version is not None:
                 headers[VERSION_HEADER] = self.version
             await link.transport.release(RequestContext(headers=headers))
+
+
+def _modern_refusal(exc: HttpStatusError) -> bool:
+    error = exc.rpc_error
+    return error is not None and error.get("code") in (-32020, -32021, -32022)
 
 
 __all__ = ["CLIENT_INFO", "LATEST_HANDSHAKE_VERSION", "SUPPORTED_VERSIONS", "HandshakeSession"]

@@ -21,7 +21,7 @@ import re
 from collections.abc import Mapping
 from typing import TYPE_CHECKING, Any, Literal
 
-from cat_code.mcp.errors import HttpStatusError, ProtocolError
+from cat_code.mcp.errors import HttpStatusError, McpError, ProtocolError
 from cat_code.mcp.session.handshake import CLIENT_INFO
 from cat_code.mcp.transport import NO_CONTEXT, JsonObject, RequestContext
 
@@ -52,6 +52,9 @@ _TOKEN = re.compile(r"^[!#$%&'*+\-.^_`|~0-9A-Za-z]+$")
 _SENTINEL = re.compile(r"^=\?base64\?.*\?=$", re.DOTALL)
 #: How long a dropped ``subscriptions/listen`` waits before reopening: first, most.
 LISTEN_BACKOFF_S = (0.5, 30.0)
+#: A listen stream that lasted this long before it ended resets the backoff.
+LISTEN_HEALTHY_S = 10.0
+METHOD_NOT_FOUND = -32601
 
 ResultType = Literal["complete", "input_required"]
 
@@ -200,6 +203,8 @@ class StatelessSession:
         if not self.http:
             return tools
         usable: list[JsonObject] = []
+        # Rebuilt from every listing: a tool that lost an x-mcp-header must lose its header.
+        self.tool_headers = {}
         for tool in tools:
             pairs = param_headers(tool.get("inputSchema"))
             if isinstance(pairs, str):
@@ -270,17 +275,26 @@ class StatelessSession:
         """Hold ``subscriptions/listen`` open; its notifications reach the client's handler
         like any server message. Reopened after a drop, backing off up to the cap."""
         delay, cap = LISTEN_BACKOFF_S
+        loop = asyncio.get_running_loop()
         while True:
             params, context = self.prepare(
                 "subscriptions/listen", {"notifications": {"toolsListChanged": True}}
             )
             context = RequestContext(headers=context.headers, long_lived=True)
+            opened = loop.time()
             try:
                 await link.exchange("subscriptions/listen", params or {}, context)
                 logger.debug("%s: the server ended subscriptions/listen", link.name)
-                delay = LISTEN_BACKOFF_S[0]
+                if loop.time() - opened >= LISTEN_HEALTHY_S:
+                    delay = LISTEN_BACKOFF_S[0]  # it lasted: a fresh start, not a failure
             except asyncio.CancelledError:
                 raise
+            except McpError as exc:
+                if exc.code in (METHOD_NOT_FOUND, MISSING_CAPABILITY):
+                    # The server has no such stream (or not for us): asking again won't help.
+                    logger.debug("%s: no subscriptions/listen (%s)", link.name, exc)
+                    return
+                logger.debug("%s: subscriptions/listen failed: %s", link.name, exc)
             except Exception as exc:  # a boundary: notifications are optional, the server is not
                 logger.debug("%s: subscriptions/listen failed: %s", link.name, exc)
             if link.transport.closed_reason is not None:
