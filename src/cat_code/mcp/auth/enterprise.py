@@ -83,8 +83,6 @@ async def jwt_bearer_grant(
 ) -> Tokens:
     """Redeem an ID-JAG at the authorization server (RFC 7523 authorization grant)."""
     form = {"grant_type": JWT_BEARER, "assertion": assertion}
-    if resource is not None:
-        form["resource"] = resource
     if scope:
         form["scope"] = scope
     return await token_request(
@@ -93,6 +91,7 @@ async def jwt_bearer_grant(
         form,
         registration,
         issuer=issuer,
+        resource=resource,
         requested_scope=scope,
         private_key_pem=settings.private_key_pem,
         signing_algorithm=settings.signing_algorithm,

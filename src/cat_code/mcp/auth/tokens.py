@@ -137,12 +137,16 @@ async def token_request(
     registration: ClientRegistration,
     *,
     issuer: str,
+    resource: str | None = None,
     requested_scope: str | None = None,
     private_key_pem: str | None = None,
     signing_algorithm: str | None = None,
     previous: Tokens | None = None,
 ) -> Tokens:
-    """POST ``form`` (client authentication added) and read the tokens it gives."""
+    """POST ``form`` (``resource`` and client authentication added) and read the tokens it
+    gives. Every grant goes through here, so ``resource`` is on every token request."""
+    if resource is not None:
+        form["resource"] = resource
     headers = {"accept": "application/json"}
     headers.update(
         client_auth(
@@ -258,14 +262,13 @@ async def exchange_code(
         "redirect_uri": redirect_uri,
         "code_verifier": code_verifier,
     }
-    if resource is not None:
-        form["resource"] = resource
     return await token_request(
         http,
         endpoint,
         form,
         registration,
         issuer=issuer,
+        resource=resource,
         requested_scope=scope,
         private_key_pem=private_key_pem,
         signing_algorithm=signing_algorithm,
@@ -284,14 +287,13 @@ async def refresh(
     if not tokens.refresh_token or not tokens.token_endpoint or not tokens.issuer:
         raise AuthorizationFailed("these tokens cannot be refreshed")
     form = {"grant_type": "refresh_token", "refresh_token": tokens.refresh_token}
-    if tokens.resource is not None:
-        form["resource"] = tokens.resource
     return await token_request(
         http,
         tokens.token_endpoint,
         form,
         registration,
         issuer=tokens.issuer,
+        resource=tokens.resource,
         requested_scope=tokens.scope,
         private_key_pem=private_key_pem,
         signing_algorithm=signing_algorithm,
@@ -312,8 +314,6 @@ async def client_credentials(
 ) -> Tokens:
     """The machine-to-machine grant: no person, the client's own credentials."""
     form = {"grant_type": "client_credentials"}
-    if resource is not None:
-        form["resource"] = resource
     if scope:
         form["scope"] = scope
     return await token_request(
@@ -322,6 +322,7 @@ async def client_credentials(
         form,
         registration,
         issuer=issuer,
+        resource=resource,
         requested_scope=scope,
         private_key_pem=private_key_pem,
         signing_algorithm=signing_algorithm,
