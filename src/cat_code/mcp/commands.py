@@ -25,11 +25,13 @@ from typing import TYPE_CHECKING, Any
 
 from cat_code.mcp.adapter import may_belong_to
 from cat_code.mcp.config import HttpServerConfig, McpConfig, load_config
+from cat_code.mcp.errors import describe_error
 from cat_code.mcp.pool import McpPool, ServerStatus
 from cat_code.shutdown import run_until_signal
 
 if TYPE_CHECKING:
-    from cat_code.mcp.auth.types import Authorizer, TokenStore
+    from cat_code.mcp.auth.callback import LoopbackAuthorizer
+    from cat_code.mcp.auth.types import TokenStore
     from cat_code.mcp.client import McpClient
 
 logger = logging.getLogger(__name__)
@@ -267,7 +269,9 @@ def sign_in_entry(config: McpConfig, name: str) -> HttpServerConfig:
 class _SignIn:
     """One server's connection during a sign-in: what `run_until_signal` closes."""
 
-    def __init__(self, entry: HttpServerConfig, authorizer: Authorizer, store: TokenStore) -> None:
+    def __init__(
+        self, entry: HttpServerConfig, authorizer: LoopbackAuthorizer, store: TokenStore
+    ) -> None:
         from cat_code.mcp.auth.provider import McpAuth
         from cat_code.mcp.auth.types import OAuthSettings
         from cat_code.mcp.client import McpClient
@@ -283,11 +287,10 @@ class _SignIn:
         )
         # A person is signing in: the entry's request timeout must not cut them short
         # (the authorizer bounds the wait for them).
-        wait = float(getattr(authorizer, "timeout", 0.0))
         self.client: McpClient = McpClient(
             default_transport(entry, auth=self.auth),
             name=entry.name,
-            request_timeout=wait + entry.request_timeout_s,
+            request_timeout=authorizer.timeout + entry.request_timeout_s,
             fallback=legacy_fallback(entry, auth=self.auth),
         )
 
@@ -314,7 +317,9 @@ class _SignIn:
         self.client.transport.kill_now()
 
 
-async def sign_in(entry: HttpServerConfig, authorizer: Authorizer, store: TokenStore) -> None:
+async def sign_in(
+    entry: HttpServerConfig, authorizer: LoopbackAuthorizer, store: TokenStore
+) -> None:
     """Sign in to one server (the whole OAuth flow, tokens stored) and close again; raises
     on failure with a message fit to show (never a secret)."""
     attempt = _SignIn(entry, authorizer, store)
@@ -332,16 +337,6 @@ def sign_out(entry: HttpServerConfig, store: TokenStore) -> bool:
     had = store.tokens(key) is not None
     store.forget(key)
     return had
-
-
-def describe_failure(exc: BaseException) -> str:
-    """A sign-in failure as one line (the error's own text; its type when it has none)."""
-    text = str(exc).strip()
-    from cat_code.mcp.errors import McpClientError
-
-    if isinstance(exc, McpClientError) and text:
-        return text
-    return f"{type(exc).__name__}: {text}" if text else type(exc).__name__
 
 
 async def _login(config: McpConfig, name: str, *, no_browser: bool) -> int:
@@ -367,7 +362,7 @@ async def _login(config: McpConfig, name: str, *, no_browser: bool) -> int:
             await attempt.run()
         except Exception as exc:  # the command's boundary: any failure is the sign-in's
             logger.debug("sign-in to %s failed", name, exc_info=True)
-            _error(f"sign-in to {name} failed: {describe_failure(exc)}")
+            _error(f"sign-in to {name} failed: {describe_error(exc)}")
             return EXIT_FAILED
         _print(f"Signed in to {name}.")
         return EXIT_OK

@@ -105,3 +105,12 @@ class McpError(ProtocolError):
         self.code = code
         self.message = message
         self.data = data
+
+
+def describe_error(exc: BaseException) -> str:
+    """An exception as one line for status and messages: our own errors by their text
+    (written for people), anything else with its type in front; its type when it is mute."""
+    text = str(exc).strip()
+    if isinstance(exc, McpClientError) and text:
+        return text
+    return f"{type(exc).__name__}: {text}" if text else type(exc).__name__

@@ -36,7 +36,7 @@ from cat_code.mcp.config import (
     StdioServerConfig,
     cat_code_home,
 )
-from cat_code.mcp.errors import McpClientError, TransportClosed
+from cat_code.mcp.errors import McpClientError, TransportClosed, describe_error
 from cat_code.mcp.session.detect import ERAS_FILE, EraMemory
 from cat_code.mcp.transport import Transport
 from cat_code.mcp.wire import CallToolResult, ToolDefinition
@@ -278,7 +278,7 @@ class McpServer:
                     self.error = login_hint(self.name)
                     logger.debug("%s: needs a sign-in", self.name)
                 else:
-                    self._fail(_describe(exc))
+                    self._fail(describe_error(exc))
                     logger.debug("%s: failed: %s", self.name, self.error)
             finally:
                 self._ready.set()
@@ -509,7 +509,7 @@ class McpPool:
             logger.warning(
                 "%s: could not re-list tools after a change (keeping the old list): %s",
                 server.name,
-                _describe(exc),
+                describe_error(exc),
             )
             return
         logger.info("%s: tool list changed: %d tool(s) now", server.name, len(server.tools))
@@ -604,18 +604,11 @@ async def _close_auth(auth: McpAuth, name: str) -> None:
     try:
         await asyncio.shield(auth.aclose())
     except Exception as exc:  # closing must go on; -v says why
-        logger.debug("%s: error while closing its sign-in: %s", name, _describe(exc))
+        logger.debug("%s: error while closing its sign-in: %s", name, describe_error(exc))
 
 
 async def _close(client: McpClient) -> None:
     try:
         await asyncio.shield(client.close())
     except Exception as exc:  # closing must go on for the others; -v says why
-        logger.debug("%s: error while closing: %s", client.name, _describe(exc))
-
-
-def _describe(exc: BaseException) -> str:
-    text = str(exc)
-    if isinstance(exc, McpClientError) and text:
-        return text
-    return f"{type(exc).__name__}: {text}" if text else type(exc).__name__
+        logger.debug("%s: error while closing: %s", client.name, describe_error(exc))

@@ -354,7 +354,8 @@ class Repl:
         """``/mcp login`` / ``/mcp logout``, then the server reconnected: its tools come or
         go without a restart."""
         from cat_code.mcp.auth.callback import LoopbackAuthorizer
-        from cat_code.mcp.commands import describe_failure, sign_in, sign_in_entry, sign_out
+        from cat_code.mcp.commands import sign_in, sign_in_entry, sign_out
+        from cat_code.mcp.errors import describe_error
 
         pool = self.pool
         if pool is None or not await self._wait_for_mcp():
@@ -376,7 +377,7 @@ class Repl:
             outcome = await self._in_foreground(sign_in(entry, authorizer, pool.token_store))
         except Exception as exc:  # the command's boundary: any failure is the sign-in's
             logger.debug("sign-in to %s failed", name, exc_info=True)
-            self.console.print(error_line(f"sign-in to {name} failed: {describe_failure(exc)}"))
+            self.console.print(error_line(f"sign-in to {name} failed: {describe_error(exc)}"))
             return
         if isinstance(outcome, _Cancelled):
             self.console.print(note_line("⎿ sign-in cancelled"))
