@@ -489,3 +489,47 @@ def test_an_oauth_block_on_a_stdio_entry_is_ignored_with_a_warning(
 def test_credentials_in_the_url_count_as_the_entrys_own_authorization(tmp_path: Path) -> None:
     server = only(load_one(tmp_path, {"url": "https://alice:s3cret@example.com/mcp"}))
     assert isinstance(server, HttpServerConfig) and server.has_own_authorization
+
+
+def test_tool_filters_timeouts_and_output_limits_are_read(tmp_path: Path) -> None:
+    entry = only(
+        load_one(
+            tmp_path,
+            {
+                "command": "srv",
+                "includeTools": ["read_*", "echo"],
+                "excludeTools": ["read_secret"],
+                "toolTimeoutMs": 90_000,
+                "maxOutputTokens": 5000,
+                "alwaysLoad": True,
+            },
+        )
+    )
+    assert entry.include_tools == ("read_*", "echo")
+    assert entry.exclude_tools == ("read_secret",)
+    assert entry.tool_timeout_s == 90.0
+    assert entry.max_output_tokens == 5000
+    assert entry.always_load is True
+    plain = only(load_one(tmp_path, {"url": "http://127.0.0.1:1/mcp"}))
+    assert plain.include_tools is None and plain.exclude_tools == ()
+    assert plain.tool_timeout_s is None and plain.max_output_tokens is None
+    assert plain.always_load is False
+
+
+@pytest.mark.parametrize(
+    ("field", "value", "named"),
+    [
+        ("includeTools", "echo", "'includeTools' must be an array"),
+        ("excludeTools", ["ok", 3], "'excludeTools' must be an array"),
+        ("toolTimeoutMs", 0, "'toolTimeoutMs' must be a positive number"),
+        ("maxOutputTokens", 1.5, "'maxOutputTokens' must be a positive whole number"),
+        ("maxOutputTokens", True, "'maxOutputTokens' must be a positive whole number"),
+        ("alwaysLoad", "yes", "'alwaysLoad' must be true or false"),
+    ],
+)
+def test_a_bad_filter_or_limit_fails_the_entry_naming_the_field(
+    tmp_path: Path, field: str, value: Any, named: str
+) -> None:
+    config = load_one(tmp_path, {"command": "srv", field: value})
+    assert not config.servers
+    assert named in config.broken[0].error

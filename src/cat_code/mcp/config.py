@@ -53,6 +53,11 @@ _KNOWN_FIELDS = frozenset(
         "disabled",
         "oauth",
         "protocolVersion",
+        "includeTools",
+        "excludeTools",
+        "toolTimeoutMs",
+        "maxOutputTokens",
+        "alwaysLoad",
         # Accepted for compatibility with other hosts' files; not used by cat-code.
         "description",
         "alwaysAllow",
@@ -75,6 +80,17 @@ class _ServerEntry:
     disabled: bool = False
     #: A protocol version the server is known to speak: no era probe (None: detect).
     protocol_version: str | None = None
+    #: Names or globs of the server's own tool names to register (None: all of them).
+    include_tools: tuple[str, ...] | None = None
+    #: Names or globs of the server's own tool names never to register.
+    exclude_tools: tuple[str, ...] = ()
+    #: Time limit of a ``tools/call`` (None: ``request_timeout_s``).
+    tool_timeout_s: float | None = None
+    #: A tool result longer than this many tokens (≈ characters / 4) is saved to a file
+    #: and shortened for the model (None: ``CAT_CODE_MAX_MCP_OUTPUT_TOKENS`` or the default).
+    max_output_tokens: int | None = None
+    #: The server's tool definitions are always sent to the model, even under tool search.
+    always_load: bool = False
     #: The command line or URL as written, before ``${VAR}`` expansion: what status shows,
     #: so a secret passed through a variable never reaches a terminal or a log.
     display_target: str = ""
@@ -330,6 +346,27 @@ def parse_entry(
     disabled = raw.get("disabled", False)
     if not isinstance(disabled, bool):
         raise ConfigError(f"{where}: 'disabled' must be true or false")
+    always_load = raw.get("alwaysLoad", False)
+    if not isinstance(always_load, bool):
+        raise ConfigError(f"{where}: 'alwaysLoad' must be true or false")
+
+    def get_names(key: str) -> tuple[str, ...] | None:
+        value = raw.get(key)
+        if value is None:
+            return None
+        if not isinstance(value, list) or not all(isinstance(v, str) and v for v in value):
+            raise ConfigError(
+                f"{where}: '{key}' must be an array of tool names or globs, not {_json_type(value)}"
+            )
+        return tuple(value)
+
+    include_tools = get_names("includeTools")
+    exclude_tools = get_names("excludeTools") or ()
+    max_output = raw.get("maxOutputTokens")
+    if max_output is not None and (
+        isinstance(max_output, bool) or not isinstance(max_output, int) or max_output <= 0
+    ):
+        raise ConfigError(f"{where}: 'maxOutputTokens' must be a positive whole number")
 
     # Every field is checked whatever the transport, in this order, as it always was: an
     # entry that names an unusable field fails even if its transport would not use it.
@@ -338,6 +375,14 @@ def parse_entry(
     headers = get_map("headers")
     request_timeout_s = get_ms("requestTimeoutMs", DEFAULT_REQUEST_TIMEOUT_MS)
     startup_timeout_s = get_ms("startupTimeoutMs", DEFAULT_STARTUP_TIMEOUT_MS)
+    tool_timeout_s = get_ms("toolTimeoutMs", 1) if "toolTimeoutMs" in raw else None
+    common: dict[str, Any] = {
+        "include_tools": include_tools,
+        "exclude_tools": exclude_tools,
+        "tool_timeout_s": tool_timeout_s,
+        "max_output_tokens": max_output,
+        "always_load": always_load,
+    }
     oauth = _parse_oauth(raw.get("oauth"), env, where, cwd=Path.cwd())
     protocol_version = get_str("protocolVersion")
     if protocol_version is not None and protocol_version not in PROTOCOL_VERSIONS:
@@ -361,6 +406,7 @@ def parse_entry(
             disabled=disabled,
             protocol_version=protocol_version,
             display_target=_guess_target(raw),
+            **common,
         )
     assert url  # checked above
     return HttpServerConfig(
@@ -376,6 +422,7 @@ def parse_entry(
         disabled=disabled,
         protocol_version=protocol_version,
         display_target=_guess_target({"url": raw.get("url")}),
+        **common,
     )
 
 
