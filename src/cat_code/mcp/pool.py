@@ -27,9 +27,9 @@ from __future__ import annotations
 import asyncio
 import enum
 import logging
-from collections.abc import Awaitable, Callable
+from collections.abc import Awaitable, Callable, Coroutine
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, TypeVar
 
 from cat_code.mcp.adapter import McpTool, assign_names
 from cat_code.mcp.client import ElicitationHandler, McpClient
@@ -58,6 +58,7 @@ if TYPE_CHECKING:
 
 logger = logging.getLogger(__name__)
 
+_T = TypeVar("_T")
 #: Extra time over a server's startup timeout before its owner task is cancelled outright.
 _STARTUP_SLACK_S = 1.0
 
@@ -450,6 +451,8 @@ class McpPool:
         self.servers: list[McpServer] = [McpServer(c, self) for c in config.servers]
         self.broken: list[BrokenServer] = list(config.broken)
         self._stop = asyncio.Event()
+        #: Restarts, reloads and the like under way (`_operation`).
+        self._operations: set[asyncio.Task[Any]] = set()
         self._registry: ToolRegistry | None = None
         #: (server, tool) → registered name, for the life of the pool.
         self._pinned: dict[tuple[str, str], str] = {}
@@ -487,10 +490,14 @@ class McpPool:
         it has one, start a new one, and swap its tools in the registry. Its window of
         automatic restarts starts empty again."""
         server = self._named(name)
-        async with server.lifecycle:
-            if server.state is not ServerState.DISABLED:  # `enable` starts those
-                server.budget.reset()
-                await self._relaunch(server, keep_tools=False)
+
+        async def work() -> None:
+            async with server.lifecycle:
+                if server.state is not ServerState.DISABLED:  # `enable` starts those
+                    server.budget.reset()
+                    await self._relaunch(server, keep_tools=False)
+
+        await self._operation(work())
         return server
 
     async def restart(self, name: str) -> McpServer:
@@ -500,25 +507,42 @@ class McpPool:
     async def disable(self, name: str) -> McpServer:
         """Stop one server and drop its tools, for this session (no file changes)."""
         server = self._named(name)
-        async with server.lifecycle:
-            await server.stop_owner()
-            self._unpublish(server)
-            server.disable()
+
+        async def work() -> None:
+            async with server.lifecycle:
+                await server.stop_owner()
+                self._unpublish(server)
+                server.disable()
+
+        await self._operation(work())
         return server
 
     async def enable(self, name: str) -> McpServer:
         """Start a DISABLED server (disabled in its entry or by `disable`), for this session."""
         server = self._named(name)
-        async with server.lifecycle:
-            if server.state is ServerState.DISABLED:
-                await self._relaunch(server, keep_tools=False)
+
+        async def work() -> None:
+            async with server.lifecycle:
+                if server.state is ServerState.DISABLED:
+                    await self._relaunch(server, keep_tools=False)
+
+        await self._operation(work())
         return server
+
+    async def _operation(self, work: Coroutine[Any, Any, _T]) -> _T:
+        """Run a lifecycle change to its end even if the caller is cancelled (Ctrl-C must
+        not leave a server half restarted); `close_all` cancels it, at an await, where
+        it has started nothing that the close would miss."""
+        task = asyncio.ensure_future(work)
+        self._operations.add(task)
+        task.add_done_callback(self._operations.discard)
+        return await asyncio.shield(task)
 
     async def heal(self, server: McpServer) -> None:
         """Start a server that stopped by itself again, if its budget allows; concurrent
         callers share one attempt, which a cancelled caller does not cut short."""
         if server._healing is None or server._healing.done():
-            server._healing = asyncio.ensure_future(self._heal(server))
+            server._healing = asyncio.ensure_future(self._operation(self._heal(server)))
         await asyncio.shield(server._healing)
 
     async def _heal(self, server: McpServer) -> None:
@@ -568,6 +592,9 @@ class McpPool:
         (compared by value) restart, the rest go on untouched; the registry follows."""
         if self._stop.is_set():
             raise TransportClosed("the MCP servers are closing")
+        return await self._operation(self._reload(config))
+
+    async def _reload(self, config: McpConfig) -> ReloadPlan:
         plan = plan_reload([s.config for s in self.servers], config)
         going = [s for s in self.servers if s.name in plan.removed or s.name in plan.changed]
         await asyncio.gather(*(self._retire(s) for s in going))
@@ -727,6 +754,7 @@ class McpPool:
         # A restart under way would only start what is being closed; cancelled at an
         # await, it starts nothing more, so the owner tasks listed next are the last.
         healing = [s._healing for s in self.servers if s._healing is not None]
+        healing.extend(self._operations)
         for heal in healing:
             heal.cancel()
         tasks = [s.task for s in self.servers if s.task is not None]

@@ -54,6 +54,8 @@ from cat_code.repl.commands import (
     Exit,
     Login,
     Logout,
+    ManageServer,
+    ReloadConfig,
     Show,
     complete,
     handle_command,
@@ -76,6 +78,7 @@ logger = logging.getLogger(__name__)
 PROMPT = "› "
 HISTORY_FILE = "history"
 _T = TypeVar("_T")
+_DOING = {"restart": "restarting", "disable": "disabling", "enable": "enabling"}
 
 
 class _Cancelled:
@@ -270,9 +273,14 @@ class Repl:
             width=self.console.width,
         )
 
-    async def _perform(self, action: Show | CallTool | Login | Logout | ClearConversation) -> None:
+    async def _perform(
+        self,
+        action: Show | CallTool | Login | Logout | ReloadConfig | ManageServer | ClearConversation,
+    ) -> None:
         if isinstance(action, Login | Logout):
             await self._sign(action)
+        elif isinstance(action, ReloadConfig | ManageServer):
+            await self._manage(action)
         elif isinstance(action, Show):
             self.console.print(Text(action.text, style="red" if action.kind == "error" else ""))
         elif isinstance(action, ClearConversation):
@@ -392,6 +400,59 @@ class Repl:
         else:
             why = f": {server.error}" if server.error else ""
             self.console.print(error_line(f"signed in to {name}, but it is {server.state}{why}"))
+
+    async def _manage(self, action: ReloadConfig | ManageServer) -> None:
+        """``/mcp reload``, ``/mcp restart|disable|enable NAME``: the pool does it (to the
+        end, even past a Ctrl-C), then one line says where things stand."""
+        pool = self.pool
+        if pool is None or not await self._wait_for_mcp():
+            return
+        if isinstance(action, ReloadConfig):
+            try:
+                config = load_config_from_args(self.args)
+            except Exception as exc:  # the command's boundary: nothing changes
+                self.console.print(error_line(f"cannot read the MCP config: {exc}"))
+                return
+            self.view.begin("reloading the MCP config…")
+            try:
+                outcome: Any = await self._in_foreground(pool.reload(config))
+            finally:
+                self.view.end()
+            if not isinstance(outcome, _Cancelled):
+                self.console.print(Text(f"MCP config reloaded: {outcome.summary()}"))
+        else:
+            verb, name = action.verb, action.server
+            self.view.begin(f"{_DOING[verb]} {name}…")
+            try:
+                outcome = await self._in_foreground(getattr(pool, verb)(name))
+            finally:
+                self.view.end()
+            if not isinstance(outcome, _Cancelled):
+                self._report_server(verb, outcome)
+        if isinstance(outcome, _Cancelled):
+            self.console.print(note_line("⎿ goes on in the background; /mcp shows when it is done"))
+        self._mcp_changed()
+
+    def _report_server(self, verb: str, server: Any) -> None:
+        name = server.name
+        if verb == "disable":
+            self.console.print(Text(f"Disabled {name} for this session; its tools are gone."))
+        elif server.state == "CONNECTED":
+            done = "Restarted" if verb == "restart" else "Enabled"
+            self.console.print(Text(f"{done} {name}: {len(server.tools)} tool(s) registered."))
+        else:
+            why = f": {server.error}" if server.error else ""
+            self.console.print(error_line(f"{name} is {server.state}{why}"))
+
+    def _mcp_changed(self) -> None:
+        """The servers changed mid-session (reload, restart, enable, disable): the next
+        request builds its system prompt from the pool again (`_system_prompt` asks it
+        every time), and the failures are said now."""
+        if self.pool is None:
+            return
+        line = mcp_summary(self.pool.status())
+        if line is not None and ("failed" in line or "login" in line):
+            self.console.print(Text(line, style="yellow"))
 
     # -- questions -------------------------------------------------------------------
 
