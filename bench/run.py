@@ -35,6 +35,7 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
 import impls
+import lifecycle_workloads
 import workloads
 from process_workloads import ProcessBench
 from report import IMPLS, LABELS, Metric, Result, entry, markdown
@@ -129,6 +130,13 @@ METRICS = [
         sdk_is="import mcp.client.stdio, mcp",
     ),
     Metric("memory.20_servers", "MB", "peak RSS of one process holding 20 stdio connections"),
+    Metric(
+        "stdio.restart",
+        "s",
+        "from a crashed (SIGKILLed) stdio server to a successful call on it",
+        floor_is="by hand: wait for the exit, spawn, initialize, list, call",
+        sdk_is="",
+    ),
 ]
 QUICK = workloads.Sizes(
     seq_calls=500,
@@ -300,6 +308,9 @@ async def run_in_process(bench: Bench) -> None:
         await bench.run_sessions(workload)
     await bench.run_async(["stdio.parallel_connect"], w.stdio_parallel_connect)
     await bench.run_async(["stdio.parallel_connect_slow"], w.stdio_parallel_connect_slow)
+    await bench.run_async(
+        ["stdio.restart"], lifecycle_workloads.stdio_restart, ("cat_code", "floor")
+    )
     http_names = [m.name for m in METRICS if m.name.startswith("http.")]
     if not bench.wanted(*http_names):
         return
