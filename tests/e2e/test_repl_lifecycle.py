@@ -98,6 +98,15 @@ def test_restart_reload_disable_and_enable_on_a_running_repl(
     term.type("/mcp reload")
     term.wait_for("MCP config reloaded: 1 removed (one), 1 unchanged")
     assert not alive(second) and alive(two)
+
+    # A file saved half-edited changes nothing.
+    config.write_text('{"mcpServers": {"two": ')
+    term.type("/mcp reload")
+    term.wait_for("invalid JSON in MCP config")
+    term.wait_for("MCP config not reloaded (nothing changed): fix it, then /mcp reload")
+    assert alive(two)
+    write_config(config, {"two": entry(tmp_path, "two")})
+
     term.type("use two's echo")
     term.wait_for("two answered")
 

@@ -44,7 +44,7 @@ from cat_code.agent.providers.base import ToolCall
 from cat_code.agent.system_prompt import build_system_prompt
 from cat_code.agent.transcript import compact_json
 from cat_code.mcp.commands import load_config_from_args
-from cat_code.mcp.config import cat_code_home
+from cat_code.mcp.config import McpConfig, cat_code_home, load_config
 from cat_code.mcp.pool import McpPool, ServerStatus
 from cat_code.repl.commands import (
     COMMANDS,
@@ -408,10 +408,8 @@ class Repl:
         if pool is None or not await self._wait_for_mcp():
             return
         if isinstance(action, ReloadConfig):
-            try:
-                config = load_config_from_args(self.args)
-            except Exception as exc:  # the command's boundary: nothing changes
-                self.console.print(error_line(f"cannot read the MCP config: {exc}"))
+            config = self._reread_config()
+            if config is None:
                 return
             self.view.begin("reloading the MCP config…")
             try:
@@ -432,6 +430,23 @@ class Repl:
         if isinstance(outcome, _Cancelled):
             self.console.print(note_line("⎿ goes on in the background; /mcp shows when it is done"))
         self._mcp_changed()
+
+    def _reread_config(self) -> McpConfig | None:
+        """The config files read again, or None (and why, said) when one of them could not
+        be used: a reload must not stop every server of a file saved half-edited."""
+        given = getattr(self.args, "mcp_config", None)
+        paths = [Path(p) for p in given] if given else None
+        config = load_config(paths)
+        problems = list(config.warnings)
+        problems += [f"{p}: MCP config file not found" for p in paths or () if not p.exists()]
+        if problems:
+            for problem in problems:
+                self.console.print(error_line(problem))
+            self.console.print(
+                error_line("MCP config not reloaded (nothing changed): fix it, then /mcp reload")
+            )
+            return None
+        return config
 
     def _report_server(self, verb: str, server: Any) -> None:
         name = server.name
