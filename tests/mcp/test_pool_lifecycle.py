@@ -279,6 +279,26 @@ async def test_restart_by_hand_replaces_a_connected_servers_connection() -> None
             await pool.restart("nope")
 
 
+async def test_a_restart_whose_caller_is_cancelled_still_finishes() -> None:
+    fakes = Fakes()
+    registry = ToolRegistry()
+    async with fake_pool(fakes, "a") as pool:
+        await pool.connect_all()
+        pool.register_into(registry)
+        fakes.gates["a"] = gate = asyncio.Event()
+        restarting = asyncio.ensure_future(pool.restart("a"))
+        await wait_until(lambda: len(fakes.made["a"]) == 2)
+        restarting.cancel()  # Ctrl-C in the REPL
+        with pytest.raises(asyncio.CancelledError):
+            await restarting
+        gate.set()
+        server = pool.servers[0]
+        # It finishes by itself, not abandoned half-way.
+        await wait_until(lambda: not pool._operations)
+        assert server.state is ServerState.CONNECTED and registry.names() == ["mcp__a__t"]
+        assert not (await call(pool, "mcp__a__t")).is_error
+
+
 async def test_disable_stops_a_server_and_drops_its_tools_and_enable_brings_them_back() -> None:
     fakes = Fakes()
     registry = ToolRegistry()
@@ -366,6 +386,22 @@ async def test_reload_starts_new_servers_stops_removed_ones_and_restarts_changed
         plan = await pool.reload(new_config)
         assert plan.nothing and plan.unchanged == ["added", "same", "changed"]
         assert len(fakes.made["changed"]) == 2
+
+
+async def test_a_server_the_reload_removed_is_not_started_again_by_a_call_through_its_tool() -> (
+    None
+):
+    fakes = Fakes()
+    async with fake_pool(fakes, "a", "b") as pool:
+        await pool.connect_all()
+        old_tool = pool.find_tool("mcp__a__t")
+        assert old_tool is not None
+        fakes.last("a").lose("gone")  # it would restart on the next call...
+        await pool.reload(McpConfig(servers=[entry("b")], order=["b"]))
+        result = await old_tool.execute({})  # ... but it was removed meanwhile
+        assert result.is_error and "MCP server 'a' is FAILED: gone" in result.content
+        assert len(fakes.made["a"]) == 1
+        assert pool.server("a") is None
 
 
 async def test_reload_keeps_a_server_disabled_for_the_session_when_its_entry_is_unchanged() -> None:

@@ -558,11 +558,16 @@ class McpPool:
                 logger.warning("MCP server '%s' stopped again: %s", server.name, server.error)
                 return
             server.restarts += 1
-            logger.info("MCP server '%s': restarting it (%s)", server.name, server.error)
             await self._relaunch(server, keep_tools=True)
             # A restart that failed to connect is tried again on the next call, while
             # the budget lasts.
             server._healable = server.state is ServerState.FAILED
+            if server.state is ServerState.CONNECTED:
+                logger.warning(
+                    "MCP server '%s' restarted (%d× so far)", server.name, server.restarts
+                )
+            else:
+                logger.warning("MCP server '%s' did not restart: %s", server.name, server.error)
 
     async def _relaunch(self, server: McpServer, *, keep_tools: bool) -> None:
         """Stop the server's owner task and start a new one, then publish its tools.
@@ -623,6 +628,7 @@ class McpPool:
         async with server.lifecycle:
             await server.stop_owner()
             self._unpublish(server)
+            server._healable = False  # a call through an old tool must not start it again
 
     def elicitation_handler_for(self, server: str) -> ElicitationHandler | None:
         """The client-level handler for one server: the pool's handler, told the server's name."""

@@ -218,7 +218,8 @@ def _mcp_manage(
     if verb == "disable" and disabled:
         return Show(f"MCP server '{name}' is already disabled")
     if verb == "enable" and not disabled:
-        return Show(f"MCP server '{name}' is already enabled ({server.state})")
+        hint = f" — /mcp restart {name} starts it again" if server.state == "FAILED" else ""
+        return Show(f"MCP server '{name}' is already enabled ({server.state}){hint}")
     return ManageServer(verb, name)
 
 
