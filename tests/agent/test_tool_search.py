@@ -134,6 +134,9 @@ def test_built_in_and_always_loaded_tools_neither_count_nor_get_deferred() -> No
     assert search.decide().count == 0 and search.decide().tokens == 0
     # Nothing to search: no search tool, every tool as it is.
     assert [t.name for t in search.tools_for_request([])] == [*BUILTINS, "mcp__pinned__echo"]
+    assert search.status([]) == (
+        "tool search: on (CAT_CODE_TOOL_SEARCH=on)\n  no MCP tools to defer yet: every tool is sent"
+    )
 
 
 def test_the_decision_follows_tools_as_they_come_and_go() -> None:

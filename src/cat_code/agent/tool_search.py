@@ -477,4 +477,6 @@ class ToolSearch:
                 f"  {decision.count} MCP tool(s) are sent only once {SEARCH_TOOL_NAME} finds "
                 f"them; {loaded} found in this conversation (/clear forgets them)"
             )
+        elif decision.on:
+            lines.append("  no MCP tools to defer yet: every tool is sent")
         return "\n".join(lines)
