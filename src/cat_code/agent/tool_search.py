@@ -460,10 +460,9 @@ class ToolSearch:
         return self._answer(f"{len(chosen)} tool(s) selected{note}", chosen)
 
     def _answer(self, headline: str, tools: Sequence[Tool]) -> ToolResult:
-        definitions = [json.loads(definition_json(t)) for t in tools]
-        text = f"{headline}. You can call them now; their definitions:\n" + json.dumps(
-            definitions, ensure_ascii=False, indent=1
-        )
+        # The definitions as sent on a request, one JSON array: compact, the model parses it.
+        definitions = ",".join(definition_json(t) for t in tools)
+        text = f"{headline}. You can call them now; their definitions:\n[{definitions}]"
         return ToolResult(text, raw=FoundTools(tuple(t.name for t in tools)))
 
     def status(self, messages: Sequence[Message]) -> str:
