@@ -331,3 +331,28 @@ async def test_the_agent_reads_the_mode_from_the_environment_by_default(
     await agent.run("hi")
     assert len(provider.calls[0].tools) == len(BUILTINS) + 500
     assert str(agent.tool_search.decide()) == "tool search: off (CAT_CODE_TOOL_SEARCH=off)"
+
+
+async def test_an_unknown_tool_while_search_is_on_lists_what_was_sent_not_every_tool() -> None:
+    registry = registry_with(*five_hundred())
+    provider = ScriptedProvider([use_tools(("mcp__ops__get_incidnet", {})), reply("ok")])
+    agent = Agent(provider, registry, tool_search=ToolSearch(registry, CLAUDE))
+
+    await agent.run("hi")
+
+    result = last_result(provider.calls[1].messages)
+    assert result.is_error and result.content == (
+        "Error: unknown tool 'mcp__ops__get_incidnet'. Available tools: "
+        f"{', '.join(BUILTINS)}, search_tools"
+    )
+
+
+def test_once_every_deferred_tool_was_found_search_tools_is_no_longer_sent() -> None:
+    tools = five_hundred()[:3]
+    registry = registry_with(*tools)
+    search = ToolSearch(registry, CLAUDE, mode=Mode.ON)
+    assert search.tools_for_request([])[-1] is search.search_tool
+    select = use_tools((SEARCH_TOOL_NAME, {"query": "select:x"})).message
+    found_all = UserMessage(tool_results=[ToolResult("", raw=FoundTools(tuple(registry.names())))])
+    sent = search.tools_for_request([select, found_all])
+    assert [t.name for t in sent] == registry.names()

@@ -209,7 +209,9 @@ class Agent:
         """The tool to run, or None and the error text the model gets instead."""
         tool = self.registry.get(call.name) or self.tool_search.tool(call.name)
         if tool is None:
-            available = ", ".join(self.registry.names()) or "none"
+            # What the model was sent: with tool search on, search_tools and not 500 names.
+            sent = self.tool_search.tools_for_request(self.messages)
+            available = ", ".join(t.name for t in sent) or "none"
             return None, f"Error: unknown tool '{call.name}'. Available tools: {available}"
         if call.error is not None:
             return None, f"Error: cannot call '{call.name}': {call.error}"

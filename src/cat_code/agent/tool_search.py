@@ -412,8 +412,8 @@ class ToolSearch:
         always = [t for t in tools if not deferrable(t)]
         loaded = [t for t in tools if deferrable(t) and t.name in found]
         waiting = [t for t in tools if deferrable(t) and t.name not in found]
-        if not waiting and not loaded:
-            return always  # nothing to search (servers still connecting, or none)
+        if not waiting:  # nothing left to search (servers still connecting, or all found)
+            return [*always, *loaded]
         self.search_tool.describe(waiting)
         return [*always, self.search_tool, *loaded]
 
