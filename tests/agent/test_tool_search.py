@@ -175,6 +175,8 @@ def test_words_of_the_name_rank_first_and_plurals_still_match(search: ToolSearch
     assert found(search.run_query("Delete the pull requests", 1)) == (
         "mcp__ops__delete_pull_request",
     )
+    assert found(search.run_query("get invoice", 1)) == ("mcp__biz__get_invoice",)
+    assert found(search.run_query("validating releases", 1)) == ("mcp__ops__validate_release",)
 
 
 def test_descriptions_are_searched_when_the_name_does_not_say_it(search: ToolSearch) -> None:

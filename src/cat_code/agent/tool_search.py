@@ -167,8 +167,8 @@ _WORD = re.compile(r"[a-z0-9]+")
 _CAMEL = re.compile(r"(?<=[a-z0-9])(?=[A-Z])")
 #: Words that say nothing about which tool is meant.
 _STOPWORDS = frozenset(
-    "a an and any are as at be by can do for from get i in into is it me my of on or "
-    "please some that the this to tool tools use using want with".split()
+    "a an and any are as at be by for from i in into is it me my of on or please some "
+    "that the this to tool tools use using want with".split()
 )
 
 
@@ -177,11 +177,20 @@ def _words(text: str) -> list[str]:
 
 
 def _stem(word: str) -> str:
-    """A crude stem (issues → issue, listing → list) so plurals and tenses still match."""
-    for suffix in ("ies", "es", "s", "ing", "ed"):
-        if len(word) > len(suffix) + 2 and word.endswith(suffix):
-            return word[: -len(suffix)] + ("y" if suffix == "ies" else "")
-    return word
+    """A crude stem, the same for a word's plural and tenses (issues, issue → issu;
+    created, creating, create → creat), so they match each other."""
+    for suffix, replacement in _SUFFIXES:
+        if word.endswith(suffix) and len(word) - len(suffix) >= 3:
+            word = word[: -len(suffix)] + replacement
+            break
+    return word[:-1] if word.endswith("e") and len(word) > 3 else word
+
+
+#: (suffix, replacement), the first that fits is taken off.
+_SUFFIXES = (
+    ("ies", "y"), ("sses", "ss"), ("xes", "x"), ("ches", "ch"), ("shes", "sh"),
+    ("ss", "ss"), ("s", ""), ("ing", ""), ("ed", ""),
+)  # fmt: skip
 
 
 def _overlaps(word: str, term: str) -> bool:
