@@ -25,12 +25,17 @@ from cat_code.agent.tool_search import (
     definition_tokens,
     mode_from_env,
 )
+from cat_code.mcp.config import load_config
+from cat_code.mcp.pool import McpPool
 from cat_code.tools.base import ProgressCallback, Tool, ToolResult
 from cat_code.tools.builtin import builtin_tools
 from cat_code.tools.registry import ToolRegistry
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "servers"))
 from catalog_server import catalog
+
+CATALOG_SERVER = Path(__file__).resolve().parents[1] / "servers" / "catalog_server.py"
+ECHO_SERVER = Path(__file__).resolve().parents[2] / "examples" / "echo_server.py"
 
 BUILTINS = [t.name for t in builtin_tools(Path.cwd())]
 CLAUDE = "anthropic:claude-sonnet-5-5"
@@ -358,3 +363,23 @@ def test_once_every_deferred_tool_was_found_search_tools_is_no_longer_sent() -> 
     found_all = UserMessage(tool_results=[ToolResult("", raw=FoundTools(tuple(registry.names())))])
     sent = search.tools_for_request([select, found_all])
     assert [t.name for t in sent] == registry.names()
+
+
+async def test_the_pool_marks_always_load_servers_and_search_never_defers_their_tools(
+    tmp_path: Path,
+) -> None:
+    config = tmp_path / "mcp.json"
+    servers = {
+        "pinned": {"command": sys.executable, "args": [str(ECHO_SERVER)], "alwaysLoad": True},
+        "ops": {"command": sys.executable, "args": [str(CATALOG_SERVER), "250", "20"]},
+    }
+    config.write_text(json.dumps({"mcpServers": servers}))
+    async with McpPool(load_config([config])) as pool:
+        await pool.connect_all()
+        registry = registry_with()
+        pool.register_into(registry)
+        search = ToolSearch(registry, CLAUDE, mode=Mode.ON)
+        sent = [t.name for t in search.tools_for_request([])]
+    assert all(t.always_load for t in pool.tools("pinned"))
+    assert not any(t.always_load for t in pool.tools("ops")) and len(pool.tools("ops")) == 20
+    assert sent == [*BUILTINS, *(t.name for t in pool.tools("pinned")), SEARCH_TOOL_NAME]
