@@ -683,6 +683,8 @@ class McpPool:
             (McpTool(server, by_name[t], self._pinned[(server.name, t)]) for t in by_name),
             key=lambda registered: registered.name,
         )
+        for tool in server.tools:  # tool search never defers an "alwaysLoad" server's tools
+            tool.always_load = server.config.always_load
         if self._registry is not None:
             for tool in old:
                 self._registry.unregister(tool.name)

@@ -44,6 +44,9 @@ class Tool(ABC):
     input_schema: dict[str, Any]
     read_only: bool = False
     owner: str = "builtin"
+    #: Sent on every model request even when tool search defers the other tools of its
+    #: owner (an MCP server entry's ``"alwaysLoad": true``); built-in tools always are.
+    always_load: bool = False
 
     @abstractmethod
     async def execute(
