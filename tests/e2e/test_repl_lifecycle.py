@@ -126,3 +126,32 @@ def test_restart_reload_disable_and_enable_on_a_running_repl(
     assert term.wait_for_exit() == 0
     assert not alive(enabled)
     assert len(api.requests) == 2
+
+
+def test_a_server_that_crashed_comes_back_on_the_next_call_and_mcp_counts_it(
+    tmp_path: Path, terminals: list[Terminal]
+) -> None:
+    server = REPO / "tests" / "servers" / "misbehaving_server.py"
+    config = tmp_path / "mcp.json"
+    write_config(
+        config,
+        {"c": {"command": sys.executable, "args": [str(server), "--tools", "echo,crash"]}},
+    )
+    env = {k: v for k, v in os.environ.items() if k not in _MODEL_VARS}
+    env["HOME"] = str(tmp_path)
+    term = Terminal(CAT_CODE, ["--mcp-config", str(config)], env=env, cwd=REPO)
+    terminals.append(term)
+    term.wait_for("MCP: 1 server(s), 2 tool(s) registered")
+
+    term.type('/mcp call mcp__c__crash {"code": 5, "message": "oh no"}')
+    term.wait_for("→ Error: MCP tool 'mcp__c__crash' failed: server process exited")
+    term.type("/mcp")
+    term.wait_for("c  FAILED")
+    term.type('/mcp call mcp__c__echo {"text": "back again"}')
+    term.wait_for('⏺ mcp__c__echo {"text":"back again"} → back again')
+    term.type("/mcp")
+    term.wait_for("c  CONNECTED  2 tool(s)  (stdio: ")
+    term.wait_for("restarted 1×")
+
+    term.type("/exit")
+    assert term.wait_for_exit() == 0
