@@ -188,7 +188,7 @@ def test_records_of_an_earlier_boot_and_unreadable_records_are_deleted(
 ) -> None:
     group = start_group(processes, SLEEPER)
     earlier = write_record(group.pid, boot="another-boot")
-    broken = run_dir() / "stdio-1-2.json"
+    broken = run_dir() / "written-by-hand.json"
     broken.write_text("{not json")
 
     report = reap()

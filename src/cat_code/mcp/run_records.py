@@ -231,13 +231,15 @@ def reap(directory: Path | None = None) -> ReapReport:
     folder = directory or run_dir()
     with _reaping:
         try:
-            paths = sorted(folder.glob("stdio-*.json"))
+            paths = sorted(folder.glob("*.json"))
         except OSError:
             return report
         ending: list[tuple[int, int, Path]] = []
         for path in paths:
             verdict, record = _judge(path, host)
             pgid = int(record.get("pgid", 0)) if record else 0
+            if verdict == "gone":
+                continue
             if verdict == "keep":
                 report.kept.append(pgid)
             elif verdict == "stale":
@@ -252,17 +254,19 @@ def reap(directory: Path | None = None) -> ReapReport:
 
 
 def _judge(path: Path, host: _Host) -> tuple[str, dict[str, Any]]:
-    """``keep``, ``stale`` or ``end``, and the record read."""
+    """``keep``, ``stale``, ``end`` (or ``gone``: deleted meanwhile), and the record read."""
     try:
         record = json.loads(path.read_text(encoding="utf-8"))
-        if not isinstance(record, dict) or record.get("version") != RECORD_VERSION:
-            raise ValueError("not a record of this version")
+        if not isinstance(record, dict):
+            raise ValueError("not a JSON object")
+        if record.get("version") != RECORD_VERSION and isinstance(record.get("version"), int):
+            return "keep", {}  # another cat-code version's: not ours to judge
         owner, owner_start = int(record["ownerPid"]), int(record["ownerStart"])
         pgid, pid, started = int(record["pgid"]), int(record["pid"]), int(record["start"])
         cmdline = list(record["cmdline"])
         boot, namespace = str(record["boot"]), str(record["pidNamespace"])
     except FileNotFoundError:
-        return "keep", {}  # its owner closed the group meanwhile
+        return "gone", {}  # its owner closed the group meanwhile
     except (OSError, ValueError, KeyError, TypeError) as exc:
         logger.debug("%s: unreadable run record (%s); deleting it", path, exc)
         return "stale", {}
