@@ -45,7 +45,7 @@ from cat_code.agent.system_prompt import build_system_prompt
 from cat_code.agent.transcript import compact_json
 from cat_code.mcp.commands import load_config_from_args
 from cat_code.mcp.config import McpConfig, cat_code_home, load_config
-from cat_code.mcp.pool import McpPool, ServerStatus
+from cat_code.mcp.pool import McpPool, McpServer, ServerStatus
 from cat_code.repl.commands import (
     COMMANDS,
     CallTool,
@@ -224,6 +224,9 @@ class Repl:
                 logger.warning("%s", exc)
         finally:
             self._mcp_ready.set()
+        self._say_mcp_summary(pool)
+
+    def _say_mcp_summary(self, pool: McpPool) -> None:
         line = mcp_summary(pool.status())
         if line is not None:
             trouble = "failed" in line or "login" in line
@@ -408,7 +411,9 @@ class Repl:
 
     async def _manage(self, action: ReloadConfig | ManageServer) -> None:
         """``/mcp reload``, ``/mcp restart|disable|enable NAME``: the pool does it (to the
-        end, even past a Ctrl-C), then one line says where things stand."""
+        end, even past a Ctrl-C), then a line says where things stand. Nothing else needs
+        telling: every model request reads the tools and the servers' instructions afresh
+        (`_system_prompt` asks the pool each time)."""
         pool = self.pool
         if pool is None or not await self._wait_for_mcp():
             return
@@ -418,23 +423,25 @@ class Repl:
                 return
             self.view.begin("reloading the MCP config…")
             try:
-                outcome: Any = await self._in_foreground(pool.reload(config))
+                plan = await self._in_foreground(pool.reload(config))
             finally:
                 self.view.end()
-            if not isinstance(outcome, _Cancelled):
-                self.console.print(Text(f"MCP config reloaded: {outcome.summary()}"))
+            if not isinstance(plan, _Cancelled):
+                self.console.print(Text(f"MCP config reloaded: {plan.summary()}"))
+                self._say_mcp_summary(pool)
+            done: object = plan
         else:
-            verb, name = action.verb, action.server
-            self.view.begin(f"{_DOING[verb]} {name}…")
+            operations = {"restart": pool.restart, "disable": pool.disable, "enable": pool.enable}
+            self.view.begin(f"{_DOING[action.verb]} {action.server}…")
             try:
-                outcome = await self._in_foreground(getattr(pool, verb)(name))
+                server = await self._in_foreground(operations[action.verb](action.server))
             finally:
                 self.view.end()
-            if not isinstance(outcome, _Cancelled):
-                self._report_server(verb, outcome)
-        if isinstance(outcome, _Cancelled):
+            if not isinstance(server, _Cancelled):
+                self._report_server(action.verb, server)
+            done = server
+        if isinstance(done, _Cancelled):
             self.console.print(note_line("⎿ goes on in the background; /mcp shows when it is done"))
-        self._mcp_changed()
 
     def _reread_config(self) -> McpConfig | None:
         """The config files read again, or None (and why, said) when one of them could not
@@ -453,7 +460,7 @@ class Repl:
             return None
         return config
 
-    def _report_server(self, verb: str, server: Any) -> None:
+    def _report_server(self, verb: str, server: McpServer) -> None:
         name = server.name
         if verb == "disable":
             self.console.print(Text(f"Disabled {name} for this session; its tools are gone."))
@@ -463,16 +470,6 @@ class Repl:
         else:
             why = f": {server.error}" if server.error else ""
             self.console.print(error_line(f"{name} is {server.state}{why}"))
-
-    def _mcp_changed(self) -> None:
-        """The servers changed mid-session (reload, restart, enable, disable): the next
-        request builds its system prompt from the pool again (`_system_prompt` asks it
-        every time), and the failures are said now."""
-        if self.pool is None:
-            return
-        line = mcp_summary(self.pool.status())
-        if line is not None and ("failed" in line or "login" in line):
-            self.console.print(Text(line, style="yellow"))
 
     # -- questions -------------------------------------------------------------------
 
