@@ -502,3 +502,20 @@ async def test_an_http_server_that_went_away_is_reconnected_once_it_is_back_on_i
             assert status.to_json()["restarts"] == 1
     finally:
         await pool.close_all()
+
+
+def test_the_status_line_ends_with_the_restart_count_once_there_is_one() -> None:
+    from cat_code.mcp.commands import format_status
+    from cat_code.mcp.pool import ServerStatus
+
+    def status(name: str, restarts: int) -> ServerStatus:
+        return ServerStatus(
+            name=name, state=ServerState.CONNECTED, tools=6, transport="stdio",
+            target="python3 server.py", restarts=restarts,
+        )  # fmt: skip
+
+    assert format_status([status("echo", 1), status("other", 0)]).splitlines() == [
+        "MCP servers:",
+        "  echo   CONNECTED  6 tool(s)  (stdio: python3 server.py)  restarted 1×",
+        "  other  CONNECTED  6 tool(s)  (stdio: python3 server.py)",
+    ]
