@@ -117,7 +117,9 @@ async def test_a_stdio_server_is_recorded_while_it_runs_and_forgotten_when_close
         assert record["ownerStart"] == start_time(os.getpid())
         assert (record["pgid"], record["pid"], record["start"]) == (pid, pid, start_time(pid))
         assert record["cmdline"] == [command, *args] == command_line(pid)
-        assert (cat_code_home / "run").is_dir()
+        assert (cat_code_home / "run").stat().st_mode & 0o777 == 0o700
+        (path,) = (cat_code_home / "run").glob("*.json")
+        assert path.stat().st_mode & 0o777 == 0o600  # a command line may hold a secret
     finally:
         await client.close()
     assert records() == []

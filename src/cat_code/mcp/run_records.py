@@ -143,9 +143,12 @@ def record_group(pgid: int) -> None:
     }
     path = _record_path(pgid, host.pid)
     try:
-        path.parent.mkdir(parents=True, exist_ok=True)
+        # Private: a command line may carry a token in its arguments.
+        path.parent.mkdir(mode=0o700, parents=True, exist_ok=True)
         temporary = path.with_suffix(".tmp")
-        temporary.write_text(json.dumps(record), encoding="utf-8")
+        fd = os.open(temporary, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
+        with os.fdopen(fd, "w", encoding="utf-8") as file:
+            file.write(json.dumps(record))
         # Atomic: a cat-code starting right now never reads half a record.
         os.replace(temporary, path)
     except OSError as exc:
