@@ -237,12 +237,11 @@ class ConfigFile:
             self._splice(obj.open + 1, obj.close, new)
             return
         last = obj.members[-1]
-        if not multiline:
+        indent = self._line_indent(last.key_start)
+        if not multiline or indent is None:
+            # One-line object, or the last key shares its line: the new one joins it.
             self._splice(last.value_end, last.value_end, ", " + self._member(key, value, None))
             return
-        indent = self._line_indent(last.key_start)
-        if indent is None:  # the last key shares its line with something else
-            indent = self._leading_ws(obj.open) + (unit or "  ")
         new = f",{self._newline}{indent}{self._member(key, value, indent)}"
         self._splice(last.value_end, last.value_end, new)
 
