@@ -247,3 +247,19 @@ def test_a_symlinked_file_is_written_through_the_link(tmp_path: Path) -> None:
     file.write()
     assert link.is_symlink()
     assert json.loads(real.read_text()) == {"mcpServers": {"a": {"command": "a"}}}
+
+
+def test_a_file_changed_by_someone_else_since_it_was_read_is_not_overwritten(
+    tmp_path: Path,
+) -> None:
+    path = tmp_path / "mcp.json"
+    path.write_text('{"mcpServers": {}}')
+    file = ConfigFile.read(path)
+    file.set_entry("a", {"command": "a"})
+    path.write_text('{"mcpServers": {"theirs": {"command": "t"}}}')
+
+    with pytest.raises(ConfigEditError, match="changed while cat-code was editing it"):
+        file.write()
+
+    assert path.read_text() == '{"mcpServers": {"theirs": {"command": "t"}}}'
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["mcp.json"]

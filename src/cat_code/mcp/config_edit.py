@@ -9,7 +9,7 @@ a byte order mark. New text follows the file's own style: its indentation unit (
 or tabs), one-line objects stay one-line, CRLF files get CRLF. `write` is atomic: a
 temporary file in the same folder, flushed to disk, given the old file's mode, then
 ``os.replace`` (through a symlink to its target), so a reader sees the old file or the
-new one, never half of one.
+new one, never half of one; a file changed by someone else since it was read is refused.
 """
 
 from __future__ import annotations
@@ -93,6 +93,8 @@ class ConfigFile:
     def __init__(self, path: Path, text: str, *, exists: bool) -> None:
         self.path = path
         self.exists = exists
+        #: The bytes read (None: no file): `write` refuses if the file changed since.
+        self._original: bytes | None = text.encode("utf-8") if exists else None
         self._bom = text.startswith(_BOM)
         self.text = text.removeprefix(_BOM)
         self._newline = "\r\n" if "\r\n" in self.text else "\n"
@@ -301,8 +303,15 @@ class ConfigFile:
             folder.mkdir(parents=True, mode=0o700)
         try:
             mode = stat.S_IMODE(target.stat().st_mode)
+            now: bytes | None = target.read_bytes()
         except FileNotFoundError:
-            mode = 0o666 & ~_umask()
+            mode, now = 0o666 & ~_umask(), None
+        if now != self._original:
+            # Another process (or an editor) wrote it meanwhile: never drop their change.
+            raise ConfigEditError(
+                f"{self.path} changed while cat-code was editing it; nothing was written, "
+                "run the command again"
+            )
         data = ((_BOM if self._bom else "") + self.text).encode("utf-8")
         fd, temp = tempfile.mkstemp(dir=folder, prefix=f".{target.name}.", suffix=".tmp")
         try:
@@ -317,6 +326,7 @@ class ConfigFile:
                 os.unlink(temp)
             raise
         self.exists = True
+        self._original = data
         self._changed = False
 
 
