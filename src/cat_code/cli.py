@@ -162,11 +162,11 @@ def build_parser() -> argparse.ArgumentParser:
         "add", help="add a server to mcp.json (then try connecting it)",
         usage="cat-code mcp add [options] NAME -- COMMAND [ARGS...]\n"
         "       cat-code mcp add [options] NAME URL [--transport http|sse] [--header 'K: V']...",
-        description="Add server NAME: a command to start (stdio; after --, with its own "
-        "arguments) or a URL (http:// or https://; Streamable HTTP unless --transport sse). "
-        "Every other entry and key of the file stays as it was; the write is atomic. Then "
-        "the server is connected once and the result shown; the entry stays either way. "
-        "Exit 0 when written, 1 when NAME exists (without --force) or the file is not "
+        description="Add server NAME: a command to start (stdio; after --, with its own\n"
+        "arguments) or a URL (http:// or https://; Streamable HTTP unless --transport sse).\n"
+        "Every other entry and key of the file stays as it was; the write is atomic. Then\n"
+        "the server is connected once and the result shown; the entry stays either way.\n"
+        "Exit 0 when written, 1 when NAME exists (without --force) or the file is not\n"
         "valid JSON, 2 on a usage error.",
         epilog="examples:\n"
         "  cat-code mcp add echo -- python3 examples/echo_server.py\n"

@@ -129,8 +129,8 @@ class ConfigFile:
             data = json.loads(self.text)
         except json.JSONDecodeError as exc:
             raise ConfigEditError(
-                f"{self.path}:{exc.lineno}:{exc.colno}: not valid JSON ({exc.msg}); "
-                "fix it first, nothing was changed"
+                f"{self.path}:{exc.lineno}:{exc.colno}: not valid JSON ({exc.msg} at line "
+                f"{exc.lineno}, column {exc.colno}); fix it first, nothing was changed"
             ) from None
         if not isinstance(data, dict):
             raise ConfigEditError(

@@ -121,6 +121,7 @@ class AddRequest:
     headers: list[str] = field(default_factory=list)
     transport: str | None = None
     force: bool = False
+    verbose: bool = False
     url: str | None = None
     command: list[str] = field(default_factory=list)
 
@@ -171,6 +172,7 @@ _ADD_OPTIONS: dict[str, tuple[str, bool]] = {
     "--header": ("headers", True), "-H": ("headers", True),
     "--transport": ("transport", True), "-t": ("transport", True),
     "--force": ("force", False), "-f": ("force", False),
+    "--verbose": ("verbose", False), "-v": ("verbose", False),
 }  # fmt: skip
 
 
@@ -248,6 +250,10 @@ def parse_add(args: argparse.Namespace) -> AddRequest:
 
 def _add(args: argparse.Namespace) -> int:
     request = parse_add(args)
+    if request.verbose and not args.verbose:  # -v after NAME: argparse did not see it
+        from cat_code.cli import configure_logging
+
+        configure_logging(1)
     entry = request.entry()
     path = scope_path(request.scope)
     validate_entry(request.name, entry, path)
