@@ -24,7 +24,7 @@ import sys
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 from urllib.parse import urlsplit, urlunsplit
 
 from cat_code.mcp.config import (
@@ -38,6 +38,9 @@ from cat_code.mcp.config import (
 from cat_code.mcp.config_edit import ConfigEditError, ConfigFile
 from cat_code.mcp.errors import ConfigError
 from cat_code.mcp.import_sources import SOURCES, FoundServer, scan
+
+if TYPE_CHECKING:
+    from cat_code.mcp.adapter import McpTool
 
 EXIT_OK = 0
 EXIT_FAILED = 1
@@ -308,8 +311,6 @@ async def _try_entry(name: str, entry: dict[str, Any], source: Path) -> int:
         _print(f"could not connect: {_reason(str(exc), source, name)}")
         return EXIT_OK
     status, tools = await _connect_one(config)
-    if status is None:
-        return EXIT_OK
     state, error, count = status.get("state"), status.get("error"), len(tools)
     if state == "CONNECTED":
         _print(f"connected: {count} tool(s)")
@@ -328,7 +329,7 @@ def _reason(message: str, source: Path, name: str) -> str:
     return message.removeprefix(f"{source}: server '{name}': ")
 
 
-async def _connect_one(config: ServerConfig) -> tuple[dict[str, Any] | None, list[Any]]:
+async def _connect_one(config: ServerConfig) -> tuple[dict[str, Any], list[McpTool]]:
     """Connect one server through a pool of its own; (its status JSON, its tools)."""
     from cat_code.mcp.pool import McpPool
     from cat_code.shutdown import run_until_signal
@@ -338,7 +339,7 @@ async def _connect_one(config: ServerConfig) -> tuple[dict[str, Any] | None, lis
     )
     pool = McpPool(McpConfig(servers=[config], files=[config.source], order=[config.name]))
     seen: dict[str, Any] = {}
-    tools: list[Any] = []
+    tools: list[McpTool] = []
 
     async def work() -> int:
         await pool.connect_all()
@@ -550,7 +551,7 @@ def _get(args: argparse.Namespace) -> int:
 
 async def _live(
     entry: ServerConfig | None, broken: BrokenServer | None
-) -> tuple[dict[str, Any], list[Any]]:
+) -> tuple[dict[str, Any], list[McpTool]]:
     if entry is None:
         error = broken.error if broken is not None else "not loaded"
         return {"state": "FAILED", "error": error, "transport": broken and broken.type,
@@ -558,12 +559,11 @@ async def _live(
     if entry.disabled:
         return {"state": "DISABLED", "error": None, "transport": entry.type,
                 "target": entry.target}, []  # fmt: skip
-    status, tools = await _connect_one(entry)
-    return status or {}, tools
+    return await _connect_one(entry)
 
 
 def _describe(
-    name: str, place: _Place, entry: Any, status: dict[str, Any], tools: list[Any]
+    name: str, place: _Place, entry: Any, status: dict[str, Any], tools: list[McpTool]
 ) -> str:
     lines = [f"{name}", f"  scope:     {place.scope} ({place.path})"]
     if isinstance(entry, dict):
