@@ -112,7 +112,7 @@ def source_files(source: str, *, home: Path, cwd: Path) -> list[Path]:
     }[source]
     unique: list[Path] = []
     for path in places:
-        if all(_same_file(path, seen) is False for seen in unique):
+        if not any(_same_file(path, seen) for seen in unique):
             unique.append(path)
     return unique
 
