@@ -23,6 +23,7 @@ import math
 import os
 import re
 import secrets
+import shlex
 import time
 from collections.abc import Mapping
 from dataclasses import dataclass, replace
@@ -204,26 +205,34 @@ def shortened(text: str, limit: int, *, path: Path | None, error: str | None = N
         return "\n".join(parts)
     first_hidden = head_last + 1 if head_whole else head_last
     last_hidden = tail_first - 1 if tail_whole else tail_first
-    longest = max(lines, key=len)
-    hint = ""
-    if last_hidden >= first_hidden:
-        hidden = lines[first_hidden - 1 : last_hidden]
-        per_line = max(1, sum(map(len, hidden)) // len(hidden) + 1)
-        count = max(1, min(len(hidden), READ_CHUNK_CHARS // per_line))
+    hidden = lines[first_hidden - 1 : last_hidden]
+    longest = max(map(len, lines))
+    per_line = max(1, sum(map(len, hidden)) // max(1, len(hidden)) + 1)
+    count = max(1, min(len(hidden), READ_CHUNK_CHARS // per_line))
+    if hidden and max(map(len, hidden[:count])) <= READ_FILE_MAX_CHARS:
         hint = (
             f'[To read more: read_file with path "{path}", offset {first_hidden} and limit '
             f"{count} reads {_span(first_hidden, first_hidden + count - 1)}; the part not shown "
-            f"is {_span(first_hidden, last_hidden)} of {total:,}. "
+            f"is {_span(first_hidden, last_hidden)} of {total:,}."
         )
+        if longest > READ_FILE_MAX_CHARS:
+            hint += (
+                f" Some lines are longer ({longest:,} characters at most) than read_file "
+                f"returns in a call ({READ_FILE_MAX_CHARS:,}): see inside them with the shell "
+                "tool (sed -n 'Np' FILE | cut -c A-B)."
+            )
     else:
-        hint = f'[To read it: read_file with path "{path}" (offset and limit are lines). '
-    if len(longest) > READ_FILE_MAX_CHARS:
-        hint += (
-            f"Some lines are very long (up to {len(longest):,} characters) and read_file returns "
-            f"at most {READ_FILE_MAX_CHARS:,} characters a call: to see inside a long line, use "
-            "the shell tool (e.g. grep -o, or cut -c on the file)."
+        # Lines past read_file's cut: only the shell can show their inside.
+        line_start = text.rfind("\n", 0, head_end) + 1
+        first = 1 if head_whole else head_end - line_start + 1
+        last = first + READ_CHUNK_CHARS - 1
+        hint = (
+            f"[Its lines are too long for read_file ({longest:,} characters at most; it returns "
+            f"{READ_FILE_MAX_CHARS:,} a call). To read more, use the shell tool: "
+            f"sed -n '{first_hidden}p' {shlex.quote(str(path))} | cut -c {first}-{last} "
+            f"shows the next {READ_CHUNK_CHARS:,} characters of line {first_hidden:,}."
         )
-    parts.append(hint.rstrip() + "]")
+    parts.append(hint + "]")
     return "\n".join(parts)
 
 
