@@ -158,7 +158,7 @@ class McpTool(Tool):
         try:
             result = await self._server.call_tool(self.tool_name, arguments, progress=progress)
         except RequestTimeout as exc:
-            return self._failure(f"{exc}; the server's toolTimeoutMs setting sets this limit")
+            return self._failure(f"{exc}; set toolTimeoutMs in the server's entry to allow longer")
         except McpClientError as exc:
             return self._failure(str(exc) or type(exc).__name__)
         except Exception as exc:  # the agent loop must never see a tool raise
