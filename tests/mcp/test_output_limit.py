@@ -5,6 +5,7 @@ from __future__ import annotations
 import base64
 import logging
 import os
+import random
 import re
 import stat
 import subprocess
@@ -284,3 +285,18 @@ async def test_the_entry_s_limit_and_a_tool_s_meta_apply_to_a_real_server(
     assert len(raised.content) == 290_000  # _meta raised it to 300,000
     assert "the limit is 300,000 characters" in over.content and len(over.content) < 11_000
     assert len(saved_files(cat_code_home)) == 1
+
+
+def test_any_text_shortens_to_a_preview_with_the_path_and_a_hint() -> None:
+    rng = random.Random(11)
+    pieces = ["a", "é", "\n", "\r\n", "\n\n", "x" * 500, "y" * 40_000, " ", "\u2028", "🐈"]
+    path = Path("/home/u/.cat-code/tool-output/s__t.txt")
+    for _ in range(100):
+        text = "".join(rng.choice(pieces) for _ in range(rng.randint(100, 800)))
+        limit = rng.choice([400, 4000, 100_000])
+        if len(text) <= limit:
+            continue
+        short = output_limit.shortened(text, limit, path=path)
+        lines = short.split("\n")
+        assert str(path) in lines[0] and lines[-1].startswith(("[To read more", "[Its lines"))
+        assert len(short) <= min(limit, output_limit.PREVIEW_CHARS) + 1500

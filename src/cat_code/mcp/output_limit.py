@@ -209,7 +209,7 @@ def shortened(text: str, limit: int, *, path: Path | None, error: str | None = N
     longest = max(map(len, lines))
     per_line = max(1, sum(map(len, hidden)) // max(1, len(hidden)) + 1)
     count = max(1, min(len(hidden), READ_CHUNK_CHARS // per_line))
-    if hidden and max(map(len, hidden[:count])) <= READ_FILE_MAX_CHARS:
+    if not hidden or max(map(len, hidden[:count])) <= READ_FILE_MAX_CHARS:
         hint = (
             f'[To read more: read_file with path "{path}", offset {first_hidden} and limit '
             f"{count} reads {_span(first_hidden, first_hidden + count - 1)}; the part not shown "
