@@ -211,7 +211,8 @@ async def _call(config: McpConfig, name: str, raw_arguments: str, *, as_json: bo
             amount = f"{done:g}/{total:g}" if total is not None else f"{done:g}"
             sys.stderr.write(f"progress {amount}{': ' + message if message else ''}\n")
 
-        result = await tool.execute(arguments, progress=progress)
+        # `call`, not `execute`: the whole result; the size policy is for what a model reads.
+        result = await tool.call(arguments, progress=progress)
         if as_json and result.raw is not None:
             _print(json.dumps(result.raw, indent=2, ensure_ascii=False))
         elif result.is_error and result.raw is None:
