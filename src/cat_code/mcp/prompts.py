@@ -15,7 +15,7 @@ import logging
 import shlex
 from typing import Any, cast
 
-from cat_code.mcp.adapter import flatten_block
+from cat_code.mcp.adapter import assign_names, flatten_block
 from cat_code.mcp.resources import describe_blob
 from cat_code.mcp.wire import Completion, GetPromptResult, Prompt, PromptArgument, PromptMessage
 
@@ -173,6 +173,7 @@ __all__ = [
     "MAX_COMPLETIONS",
     "PromptArgumentsError",
     "argument_names",
+    "command_names",
     "message_text",
     "parse_arguments",
     "required_arguments",
@@ -181,3 +182,18 @@ __all__ = [
     "valid_prompt",
     "valid_prompt_result",
 ]
+
+
+def command_names(known: list[tuple[str, Prompt]]) -> dict[str, tuple[str, Prompt]]:
+    """``/mcp__<server>__<prompt>`` → (server, prompt) for every prompt, named like tools
+    (sanitised, at most 64 characters, collisions resolved the same way every time)."""
+    by_server: dict[str, dict[str, Prompt]] = {}
+    for server, prompt in known:
+        by_server.setdefault(server, {})[prompt["name"]] = prompt
+    commands: dict[str, tuple[str, Prompt]] = {}
+    taken: set[str] = set()
+    for server, prompts in by_server.items():
+        for original, name in assign_names(server, prompts, taken).items():
+            taken.add(name)
+            commands[f"/{name}"] = (server, prompts[original])
+    return commands

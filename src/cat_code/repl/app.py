@@ -46,6 +46,7 @@ from cat_code.agent.transcript import compact_json
 from cat_code.mcp.commands import load_config_from_args
 from cat_code.mcp.config import cat_code_home
 from cat_code.mcp.pool import McpPool, ServerStatus
+from cat_code.mcp.resource_tools import resource_tools
 from cat_code.repl.commands import (
     COMMANDS,
     CallTool,
@@ -216,6 +217,8 @@ class Repl:
         try:
             await pool.connect_all()
             try:
+                for tool in resource_tools(pool):
+                    self.registry.register(tool)
                 pool.register_into(self.registry)
             except DuplicateToolError as exc:
                 logger.warning("%s", exc)
