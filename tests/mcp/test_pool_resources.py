@@ -7,6 +7,7 @@ from __future__ import annotations
 import sys
 from collections.abc import AsyncIterator
 from pathlib import Path
+from typing import Any
 
 import pytest
 from conftest import EVERYTHING_SERVER, node_available
@@ -164,12 +165,15 @@ async def test_server_everything_resources_templates_prompts_and_completion() ->
         await pool.connect_all()
         assert pool.status()[0].state == "CONNECTED"
         resources = await pool.resources()
-        assert "demo://resource/static/document/features.md" in [r["uri"] for _, r in resources.items]
+        uris = [r["uri"] for _, r in resources.items]
+        assert "demo://resource/static/document/features.md" in uris
         templates = await pool.resource_templates()
         assert "demo://resource/dynamic/blob/{resourceId}" in [
             t["uriTemplate"] for _, t in templates.items
         ]
-        features = await pool.read_resource("everything", "demo://resource/static/document/features.md")
+        features = await pool.read_resource(
+            "everything", "demo://resource/static/document/features.md"
+        )
         assert "## Resources" in contents_text(features)
         blob = await pool.read_resource("everything", "demo://resource/dynamic/blob/3")
         [contents] = blob["contents"]
@@ -179,10 +183,13 @@ async def test_server_everything_resources_templates_prompts_and_completion() ->
         args = next(p for _, p in prompts.items if p["name"] == "args-prompt")
         assert [a["name"] for a in args["arguments"]] == ["city", "state"]
         got = await pool.get_prompt("everything", "args-prompt", {"city": "Paris"})
-        assert got["messages"][0]["content"]["text"] == "What's weather in Paris?"  # type: ignore[typeddict-item]
+        assert got["messages"][0]["content"] == {
+            "type": "text",
+            "text": "What's weather in Paris?",
+        }
 
-        ref = {"type": "ref/prompt", "name": "completable-prompt"}
-        department = await pool.complete("everything", ref, "department", "S")  # type: ignore[arg-type]
+        ref: Any = {"type": "ref/prompt", "name": "completable-prompt"}
+        department = await pool.complete("everything", ref, "department", "S")
         assert department["values"] == ["Sales", "Support"]
-        names = await pool.complete("everything", ref, "name", "", {"department": "Sales"})  # type: ignore[arg-type]
+        names = await pool.complete("everything", ref, "name", "", {"department": "Sales"})
         assert names["values"] == ["David", "Eve", "Frank"]
