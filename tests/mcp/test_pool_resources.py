@@ -10,6 +10,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+import pytest_asyncio
 from conftest import EVERYTHING_SERVER, node_available
 from procs import SERVERS
 
@@ -37,7 +38,13 @@ def entry(name: str, command: str, *args: str, version: str | None = None) -> St
     )  # fmt: skip
 
 
-@pytest.fixture(params=["2025-11-25", None], ids=["handshake", "modern"])
+#: One server per era for the whole module: starting the SDK's server takes a while.
+pytestmark = pytest.mark.asyncio(loop_scope="module")
+
+
+@pytest_asyncio.fixture(
+    scope="module", loop_scope="module", params=["2025-11-25", None], ids=["handshake", "modern"]
+)
 async def notes(request: pytest.FixtureRequest) -> AsyncIterator[McpPool]:
     """The SDK's resource server, pinned to the handshake era or left to pick 2026-07-28."""
     config = McpConfig(
