@@ -4,6 +4,7 @@
 from __future__ import annotations
 
 import json
+import os
 import subprocess
 import sys
 from pathlib import Path
@@ -11,6 +12,7 @@ from typing import Any
 
 import pytest
 from conftest import EVERYTHING_SERVER, node_available
+from scripted.model_api import ScriptedModelApi, openai_text, openai_tool_call
 
 RESOURCE_SERVER = Path(__file__).resolve().parents[1] / "servers" / "resource_server.py"
 NOTES = {"command": sys.executable, "args": [str(RESOURCE_SERVER)]}
@@ -110,3 +112,35 @@ def test_server_everything_resources_read_and_prompts(tmp_path: Path) -> None:
     assert read.stdout.startswith(b"Resource 7: This is a plaintext resource")
     prompts = cat_code(path, "prompts", "everything")
     assert b"/mcp__everything__args-prompt city [state]" in prompts.stdout
+
+
+def test_one_shot_gives_the_model_the_resource_tools_without_asking(config: Path) -> None:
+    """``-p`` through the OpenAI path: the read-only resource tools run with no approval."""
+
+    def listed(request: dict[str, Any]) -> dict[str, Any]:
+        assert "note://readme" in request["messages"][-1]["content"]
+        return openai_tool_call(
+            "read_mcp_resource", '{"server": "notes", "uri": "note://readme"}', call_id="c2"
+        )
+
+    def read(request: dict[str, Any]) -> dict[str, Any]:
+        assert request["messages"][-1] == {
+            "role": "tool",
+            "tool_call_id": "c2",
+            "content": "# Read me\nThe notes server.",
+        }
+        return openai_text("It is a readme.")
+
+    script = [openai_tool_call("list_mcp_resources", "{}", call_id="c1"), listed, read]
+    with ScriptedModelApi(script) as api:
+        env = {k: v for k, v in os.environ.items() if not k.startswith(("OPENAI", "ANTHROPIC"))}
+        env.update(OPENAI_BASE_URL=api.url + "/v1", HOME=str(config.parent))
+        run = subprocess.run(
+            [sys.executable, "-m", "cat_code", "-p", "what is in the readme?",
+             "--model", "openai:local", "--mcp-config", str(config)],
+            cwd=config.parent, env=env, capture_output=True, text=True, timeout=60, check=False,
+        )  # fmt: skip
+    assert api.errors == []
+    assert run.returncode == 0, run.stderr
+    assert run.stdout == "It is a readme.\n"
+    assert "⏺ read_mcp_resource" in run.stderr
