@@ -542,7 +542,9 @@ class _SlashCompleter(Completer):
                 for candidate in await complete_mention(mention, pool):
                     yield Completion(candidate, start_position=-len(mention))
                 return
-            if prompt_commands.is_prompt_command(text) and " " in text:
+            if prompt_commands.is_prompt_command(text) and " " not in text:
+                await _list_prompts(pool)  # a server may have changed them since
+            elif prompt_commands.is_prompt_command(text):
                 word, candidates = await prompt_commands.complete_argument(text, pool)
                 for candidate in candidates:
                     yield Completion(candidate, start_position=-len(word))
