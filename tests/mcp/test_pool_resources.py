@@ -185,6 +185,8 @@ async def test_server_everything_resources_templates_prompts_and_completion() ->
         blob = await pool.read_resource("everything", "demo://resource/dynamic/blob/3")
         [contents] = blob["contents"]
         assert (blob_bytes(contents) or b"").startswith(b"Resource 3: This is a base64 blob")
+        # A blob of a textual type reaches readers decoded.
+        assert contents_text(blob).startswith("Resource 3: This is a base64 blob")
 
         prompts = await pool.prompts()
         args = next(p for _, p in prompts.items if p["name"] == "args-prompt")

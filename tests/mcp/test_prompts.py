@@ -122,6 +122,8 @@ def test_prompt_messages_become_text_with_resources_inline_and_binaries_describe
     assert message_text(text) == "hi"
     assert message_text(embedded) == "[resource a://1]\nbody"
     assert message_text(blob) == "[binary resource a://2: x/y, 2 bytes]"
+    blob["content"]["resource"]["mimeType"] = "application/json; charset=utf-8"
+    assert message_text(blob) == "[resource a://2]\nhi"
     assert message_text(image) == "[image: image/png, 2 bytes]"
 
 

@@ -16,7 +16,7 @@ import shlex
 from typing import Any, cast
 
 from cat_code.mcp.adapter import assign_names, flatten_block
-from cat_code.mcp.resources import describe_blob
+from cat_code.mcp.resources import decoded_text, describe_blob
 from cat_code.mcp.wire import Completion, GetPromptResult, Prompt, PromptArgument, PromptMessage
 
 logger = logging.getLogger(__name__)
@@ -162,10 +162,10 @@ def message_text(message: PromptMessage) -> str:
     if block.get("type") == "resource":
         resource = block.get("resource")
         if isinstance(resource, dict) and isinstance(resource.get("uri"), str):
-            body = resource.get("text")
-            if isinstance(body, str):
-                return f"[resource {resource['uri']}]\n{body}"
-            return describe_blob(resource)  # type: ignore[arg-type]
+            body = decoded_text(resource)  # type: ignore[arg-type]
+            if body is None:
+                return describe_blob(resource)  # type: ignore[arg-type]
+            return f"[resource {resource['uri']}]\n{body}"
     return flatten_block(block) or ""
 
 

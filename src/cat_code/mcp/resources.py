@@ -4,8 +4,9 @@ Servers send anything, so every entry of ``resources/list``, ``resources/templat
 and ``resources/read`` is checked here, where it crosses into our code: an entry without
 its required fields is left out with a warning naming the server, optional fields of the
 wrong type are dropped, and what passes is typed as the `wire` shapes. The rest turns
-contents into text for people and models: text as it is, a blob as its type and size
-(never its base64), plus the decoded bytes for whoever wants them. `expand_template`
+contents into text for people and models: text as it is, a blob of a textual type
+decoded, any other blob as its type and size (never its base64), plus the decoded bytes
+for whoever wants them. `expand_template`
 fills an RFC 6570 template's simple ``{var}`` expressions (what completion needs), and
 `template_variables` names them.
 """
@@ -120,13 +121,42 @@ def describe_blob(contents: ResourceContents) -> str:
     return f"[binary resource {contents.get('uri', '')}: {mime}, {size}]"
 
 
+def _textual(mime: str) -> bool:
+    mime = mime.split(";")[0].strip().lower()
+    return mime.startswith("text/") or mime.endswith(("+json", "+xml")) or mime in _TEXT_TYPES
+
+
+_TEXT_TYPES = ("application/json", "application/xml", "application/yaml", "application/javascript")
+
+
+def decoded_text(contents: ResourceContents) -> str | None:
+    """The contents as text: text as it is, a blob of a textual type that is valid UTF-8
+    decoded; None for anything else (binary)."""
+    text = contents.get("text")
+    if isinstance(text, str):
+        return text
+    mime = contents.get("mimeType")
+    data = blob_bytes(contents)
+    if isinstance(mime, str) and _textual(mime) and data is not None:
+        try:
+            return data.decode()
+        except UnicodeDecodeError:
+            return None
+    return None
+
+
+def readable_text(contents: ResourceContents) -> str:
+    """The contents for a reader: their text (`decoded_text`), else the blob described."""
+    text = decoded_text(contents)
+    return describe_blob(contents) if text is None else text
+
+
 def contents_text(result: ReadResourceResult) -> str:
     """Every contents element as text, a header per element when there are several."""
     parts = []
     contents = result.get("contents", [])
     for item in contents:
-        text = item.get("text")
-        body = text if isinstance(text, str) else describe_blob(item)
+        body = readable_text(item)
         if len(contents) > 1:
             mime = item.get("mimeType")
             body = f"--- {item.get('uri', '')}{f' ({mime})' if mime else ''}\n{body}"
@@ -170,8 +200,10 @@ __all__ = [
     "blob_bytes",
     "contents_bytes",
     "contents_text",
+    "decoded_text",
     "describe_blob",
     "expand_template",
+    "readable_text",
     "template_prefix",
     "template_variables",
     "valid_contents",
