@@ -22,7 +22,7 @@ from cat_code.mcp.config import McpConfig
 from cat_code.mcp.pool import McpPool
 from cat_code.mcp.prompts import command_names, usage
 from cat_code.mcp.resource_tools import read_failure
-from cat_code.mcp.resources import blob_bytes, contents_text, describe_blob
+from cat_code.mcp.resources import blob_bytes, contents_text, decoded_text, describe_blob
 from cat_code.mcp.wire import Prompt, Resource, ResourceTemplate
 from cat_code.shutdown import run_until_signal
 
@@ -145,7 +145,8 @@ async def _read(pool: McpPool, server: str, uri: str, *, as_json: bool) -> int:
         return EXIT_OK
     terminal = sys.stdout.isatty()
     for contents in result["contents"]:
-        text = contents.get("text")
+        # On a terminal a textual blob is shown as text; piped, every blob goes out as bytes.
+        text = decoded_text(contents) if terminal else contents.get("text")
         if isinstance(text, str):
             sys.stdout.write(text)
             if terminal and not text.endswith("\n"):
