@@ -4,6 +4,7 @@ and the npm ``@modelcontextprotocol/server-everything``; plus the model's resour
 
 from __future__ import annotations
 
+import asyncio
 import sys
 from collections.abc import AsyncIterator
 from pathlib import Path
@@ -202,3 +203,23 @@ async def test_server_everything_resources_templates_prompts_and_completion() ->
         assert department["values"] == ["Sales", "Support"]
         names = await pool.complete("everything", ref, "name", "", {"department": "Sales"})
         assert names["values"] == ["David", "Eve", "Frank"]
+
+
+async def test_a_prompt_added_by_the_server_is_listed_after_its_notification() -> None:
+    for version in ("2025-11-25", None):
+        config = McpConfig(
+            servers=[entry("live", sys.executable, str(RESOURCE_SERVER), version=version)]
+        )
+        async with McpPool(config) as pool:
+            await pool.connect_all()
+            [server] = pool.servers
+            assert server.client is not None
+            await pool.prompts()
+            assert "fresh" not in [p["name"] for _, p in pool.known_prompts()]
+            changed = asyncio.Event()
+            server.client.on_prompts_changed = changed.set
+            await server.call_tool("add_prompt", {"name": "fresh"})
+            async with asyncio.timeout(10):
+                await changed.wait()
+            assert "fresh" in [p["name"] for _, p in (await pool.prompts()).items]
+            assert "/mcp__live__fresh" in command_names(pool.known_prompts())

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from mcp.server.mcpserver import MCPServer
+from mcp.server.mcpserver import Context, MCPServer
 from mcp.types import (
     Completion,
     ListPromptsResult,
@@ -87,6 +87,17 @@ def paint(colour: str) -> list[dict[str, Any]]:
 
 for _name in ("p3", "p4"):  # enough to need a second page
     srv.prompt(name=_name, description=f"filler prompt {_name}")(lambda: "filler")
+
+
+@srv.tool()
+async def add_prompt(name: str, ctx: Context) -> str:
+    """Add a prompt called `name` and tell the client the prompt list changed."""
+    srv.prompt(name=name, description="added while running")(lambda: f"the {name} prompt")
+    if ctx.protocol_version == "2026-07-28":
+        await ctx.notify_prompts_changed()  # on the client's subscriptions/listen stream
+    else:
+        await ctx.request_context.session.send_prompt_list_changed()
+    return f"added {name}"
 
 
 @srv.completion()
