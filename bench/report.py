@@ -22,7 +22,7 @@ class Metric:
     """What a metric measures and the target it is held to, if any."""
 
     name: str
-    unit: str  # "s" or "MB"
+    unit: str  # "s", "MB" or "tokens"
     what: str
     target_vs_floor: float | None = None
     #: A target against something other than the floor: (what, at most).
@@ -121,6 +121,8 @@ def _fmt(value: float | None, unit: str) -> str:
         return "—"
     if unit == "MB":
         return f"{value:.1f} MB"
+    if unit == "tokens":
+        return f"{value:,.0f} tokens"
     if value >= 1:
         return f"{value:.2f} s"
     if value >= 1e-3:
@@ -131,12 +133,16 @@ def _fmt(value: float | None, unit: str) -> str:
 def _cell(values: list[float], unit: str) -> str:
     if not values:
         return "—"
+    if len(values) == 1:  # measured once (a count, not a time): no range to show
+        return _fmt(values[0], unit)
     low, high = _fmt(min(values), unit), _fmt(max(values), unit)
     return f"{_fmt(statistics.median(values), unit)} ({low}–{high})"
 
 
 def _x(value: float | None) -> str:
-    return "—" if value is None else f"{value:.2f}×"
+    if value is None:
+        return "—"
+    return f"{value:.2f}×" if value >= 0.01 else f"{value:.1g}×"
 
 
 def markdown(results: list[Result], meta: dict[str, Any]) -> str:

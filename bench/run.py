@@ -34,6 +34,7 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
+import context_workloads
 import impls
 import workloads
 from process_workloads import ProcessBench
@@ -129,6 +130,15 @@ METRICS = [
         sdk_is="import mcp.client.stdio, mcp",
     ),
     Metric("memory.20_servers", "MB", "peak RSS of one process holding 20 stdio connections"),
+    Metric(
+        "context.tool_tokens",
+        "tokens",
+        "tool definitions per model request, 20 servers × 25 tools, tool search auto "
+        "(reference: off)",
+        other_target=("tool search off", 0.15),
+        floor_is="—",
+        sdk_is="",
+    ),
 ]
 QUICK = workloads.Sizes(
     seq_calls=500,
@@ -329,6 +339,26 @@ def run_processes(bench: Bench) -> None:
         pb.close()
 
 
+def run_context(bench: Bench) -> None:
+    """Estimated tokens, not time: deterministic, so measured once, not per repetition."""
+    if not bench.wanted("context.tool_tokens"):
+        return
+    _progress("context.tool_tokens")
+    measured = context_workloads.tool_tokens()
+    result = bench.results["context.tool_tokens"]
+    result.samples["cat_code"].append(measured.auto)
+    result.reference["cat_code"].append(measured.off)
+    result.extras["off"] = {"cat_code": [measured.off]}
+    result.extras["auto_after_search"] = {"cat_code": [measured.auto_after_search]}
+    result.notes.append(
+        f"{measured.tools} MCP tools: {measured.off:,} tokens of definitions per request with "
+        f"tool search off, {measured.auto:,} on auto ({measured.auto / measured.off:.1%}; "
+        f"built-ins + search_tools), {measured.auto_after_search:,} after one search found "
+        f"5 tools ({measured.auto_after_search / measured.off:.1%}). Estimated as characters "
+        "/ 4 of the definitions' JSON; measured once (deterministic)."
+    )
+
+
 def explain_parallel_connect(result: Result, servers: int) -> None:
     """A note on what bounds N parallel connects: the CPU it takes to start N servers."""
     machine = result.extras.get("machine_cpu", {})
@@ -444,6 +474,7 @@ def main(argv: list[str] | None = None) -> int:
     started = time.perf_counter()
     asyncio.run(run_in_process(bench))
     run_processes(bench)
+    run_context(bench)
     explain_parallel_connect(bench.results["stdio.parallel_connect"], bench.sizes.parallel_servers)
     results = [r for r in bench.results.values() if bench.wanted(r.metric.name)]
     meta = {

@@ -66,8 +66,9 @@ def _heavy(modules: set[str], forbidden: set[str]) -> list[str]:
         (["list"], "CONNECTED"),
         (["tools"], "mcp__echo__echo"),
         (["call", "mcp__echo__echo", '{"text": "guarded"}'], "guarded"),
+        (["get", "echo"], "CONNECTED, 6 tool(s)"),
     ],
-    ids=["list", "tools", "call"],
+    ids=["list", "tools", "call", "get"],
 )
 def test_mcp_commands_with_a_stdio_server_load_no_model_sdk_ui_or_http_client(
     tmp_path: Path, command: list[str], proof: str

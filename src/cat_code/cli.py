@@ -25,6 +25,10 @@ examples:
   cat-code mcp tools                      list every MCP tool
   cat-code mcp call mcp__echo__echo '{"text": "hi"}'
   cat-code mcp login linear               sign in to a remote server (OAuth, in a browser)
+  cat-code mcp add echo -- python3 examples/echo_server.py
+  cat-code mcp add docs https://mcp.example.com/mcp --header 'Authorization: Bearer ${TOKEN}'
+  cat-code mcp get echo                   one server's entry (secrets masked), state, tools
+  cat-code mcp import --dry-run           servers from Claude, Cursor, VS Code, Gemini
   cat-code mcp resources                  list every server's resources and templates
   cat-code mcp read docs file:///README.md
                                           print one resource (binary: redirect to a file)
@@ -156,6 +160,109 @@ def build_parser() -> argparse.ArgumentParser:
     )  # fmt: skip
     _add_common(logout_cmd, level=2)
     logout_cmd.add_argument("server", metavar="SERVER", help="the server's name in mcp.json")
+    # -- managing the config: add, remove, get, enable, disable, import (mcp/manage.py) --
+    scope_help = "user: $CAT_CODE_HOME/mcp.json (the default); project: ./.mcp.json"
+    add_cmd = mcp_commands.add_parser(
+        "add", help="add a server to mcp.json (then try connecting it)",
+        usage="cat-code mcp add [options] NAME -- COMMAND [ARGS...]\n"
+        "       cat-code mcp add [options] NAME URL [--transport http|sse] [--header 'K: V']...",
+        description="Add server NAME: a command to start (stdio; after --, with its own\n"
+        "arguments) or a URL (http:// or https://; Streamable HTTP unless --transport sse).\n"
+        "Every other entry and key of the file stays as it was; the write is atomic. Then\n"
+        "the server is connected once and the result shown; the entry stays either way.\n"
+        "Exit 0 when written, 1 when NAME exists (without --force) or the file is not\n"
+        "valid JSON, 2 on a usage error.",
+        epilog="examples:\n"
+        "  cat-code mcp add echo -- python3 examples/echo_server.py\n"
+        "  cat-code mcp add --scope project github --env GITHUB_TOKEN='${GITHUB_TOKEN}' "
+        "-- npx -y @modelcontextprotocol/server-github\n"
+        "  cat-code mcp add remote https://mcp.example.com/mcp --header 'Authorization: "
+        "Bearer ${TOKEN}'",
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+    )  # fmt: skip
+    _add_common(add_cmd, level=2)
+    add_cmd.add_argument("-s", "--scope", choices=("user", "project"), help=scope_help)
+    add_cmd.add_argument(
+        "-e",
+        "--env",
+        action="append",
+        metavar="KEY=VALUE",
+        help="an environment variable for a stdio server (repeatable)",
+    )
+    add_cmd.add_argument(
+        "-H",
+        "--header",
+        action="append",
+        metavar="'NAME: VALUE'",
+        help="an HTTP header for a URL server (repeatable)",
+    )
+    add_cmd.add_argument(
+        "-t",
+        "--transport",
+        choices=("http", "sse", "stdio"),
+        help="a URL server's transport: http (default) or sse",
+    )
+    add_cmd.add_argument(
+        "-f", "--force", action="store_true", help="replace an existing entry of the same name"
+    )
+    add_cmd.add_argument("name", metavar="NAME", help="the server's name")
+    add_cmd.add_argument(
+        "rest",
+        nargs=argparse.REMAINDER,
+        metavar="URL | -- COMMAND [ARGS...]",
+        help="where the server is, or the command that starts it",
+    )
+    remove_cmd = mcp_commands.add_parser(
+        "remove",
+        help="remove a server from mcp.json",
+        description="Remove server NAME from the file that defines it (with --scope, from "
+        "that file only). Exit 0 when removed, 1 when not found, 2 when both files define "
+        "it and --scope is missing.",
+    )
+    _add_common(remove_cmd, level=2)
+    remove_cmd.add_argument("name", metavar="NAME", help="the server's name")
+    remove_cmd.add_argument("-s", "--scope", choices=("user", "project"), help=scope_help)
+    get_cmd = mcp_commands.add_parser(
+        "get",
+        help="show one server's entry (secrets masked), state and tools",
+        description="Show server NAME: where it is defined, its entry with secrets masked "
+        "(env and header values, the URL's password and query values; ${VAR} references "
+        "are shown as written), then connect it and show its state and tools. Exit 0 when "
+        "it connected (or is disabled), 1 when it failed or is not configured.",
+    )
+    _add_common(get_cmd, level=2)
+    get_cmd.add_argument("name", metavar="NAME", help="the server's name")
+    get_cmd.add_argument("--json", action="store_true", help="print a JSON object")
+    for verb, what in (("enable", "false"), ("disable", "true")):
+        toggle = mcp_commands.add_parser(
+            verb, help=f"{verb} a server (its 'disabled' field in mcp.json)",
+            description=f"Set \"disabled\": {what} on server NAME, in the file that defines "
+            "it (./.mcp.json when both do, unless --scope says otherwise). "
+            "Exit 0 when done (or already so), 1 when not found.",
+        )  # fmt: skip
+        _add_common(toggle, level=2)
+        toggle.add_argument("name", metavar="NAME", help="the server's name")
+        toggle.add_argument("-s", "--scope", choices=("user", "project"), help=scope_help)
+    import_cmd = mcp_commands.add_parser(
+        "import",
+        help="copy servers from Claude Desktop, Claude Code, Cursor, VS Code, Gemini",
+        description="Find the MCP servers other tools have configured (their usual files on "
+        "Linux and macOS, user and project) and add them to cat-code's config. A name "
+        "cat-code already has is skipped unless --force. Exit 0 when done.",
+    )
+    _add_common(import_cmd, level=2)
+    import_cmd.add_argument(
+        "--from", dest="source",
+        choices=("claude-desktop", "claude-code", "cursor", "vscode", "gemini"),
+        help="only this tool's files (default: all of them)",
+    )  # fmt: skip
+    import_cmd.add_argument(
+        "--dry-run", action="store_true", help="show what would be imported; write nothing"
+    )
+    import_cmd.add_argument(
+        "-f", "--force", action="store_true", help="replace entries of the same name"
+    )
+    import_cmd.add_argument("-s", "--scope", choices=("user", "project"), help=scope_help)
     # -- resources and prompts (issue 12) --
     resources_cmd = mcp_commands.add_parser(
         "resources", help="list the resources and resource templates of every server (or one)",

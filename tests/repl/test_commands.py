@@ -10,6 +10,7 @@ from typing import Any
 
 import pytest
 
+from cat_code.agent.tool_search import Mode, ToolSearch
 from cat_code.mcp.commands import format_status, format_tools
 from cat_code.mcp.config import load_config
 from cat_code.mcp.pool import McpPool, ServerStatus
@@ -124,6 +125,20 @@ def test_tools_lists_built_in_and_mcp_tools_with_their_owner(ctx: CommandContext
     assert "mcp__echo__echo" in text and "mcp:echo" in text
     ctx.width = 60
     assert all(len(line) <= 60 for line in shown(handle_command("/tools", ctx)).splitlines())
+
+
+def test_tools_ends_with_whether_tool_search_is_on_and_why(ctx: CommandContext) -> None:
+    search = ToolSearch(ctx.registry, "anthropic:claude-test")
+    ctx.tool_search = lambda: search.status([])
+    lines = shown(handle_command("/tools", ctx)).splitlines()
+    assert lines[-1].startswith("tool search: off (auto: MCP tool definitions ≈ ")
+    assert lines[-1].endswith(" tokens ≤ 10% of 200,000)")
+    search.mode = Mode.ON
+    assert shown(handle_command("/tools", ctx)).splitlines()[-2:] == [
+        "tool search: on (CAT_CODE_TOOL_SEARCH=on)",
+        "  6 MCP tool(s) are sent only once search_tools finds them; 0 found in this "
+        "conversation (/clear forgets them)",
+    ]
 
 
 def test_help_exit_quit_and_clear(ctx: CommandContext) -> None:

@@ -38,6 +38,7 @@ from cat_code.agent.providers.base import (
     Usage,
     UserMessage,
 )
+from cat_code.agent.tool_search import ToolSearch
 from cat_code.tools.base import Tool, ToolResult
 from cat_code.tools.registry import ToolRegistry
 
@@ -109,6 +110,7 @@ class Agent:
         max_turns: int = DEFAULT_MAX_TURNS,
         events: AgentEvents | None = None,
         retry: RetryPolicy | None = None,
+        tool_search: ToolSearch | None = None,
     ) -> None:
         self.provider = provider
         self.registry = registry
@@ -118,6 +120,8 @@ class Agent:
         self.events = events or AgentEvents()
         self.retry = retry or RetryPolicy()
         self.messages: list[Message] = []
+        #: Which tool definitions go on each request (all, or search_tools and those found).
+        self.tool_search = tool_search or ToolSearch(registry, provider.name)
 
     def clear(self) -> None:
         """Forget the conversation."""
@@ -204,7 +208,8 @@ class Agent:
 
     async def _complete(self) -> ModelResponse:
         system = self.system_prompt() if callable(self.system_prompt) else self.system_prompt
-        tools = [ToolSpec(t.name, t.description, t.input_schema) for t in self.registry.list()]
+        sent = self.tool_search.tools_for_request(self.messages)
+        tools = [ToolSpec(t.name, t.description, t.input_schema) for t in sent]
         self.events.model_started()
         try:
             return await self.retry.call(
@@ -246,9 +251,11 @@ class Agent:
 
     async def _authorize(self, call: ToolCall) -> tuple[Tool | None, str | None]:
         """The tool to run, or None and the error text the model gets instead."""
-        tool = self.registry.get(call.name)
+        tool = self.registry.get(call.name) or self.tool_search.tool(call.name)
         if tool is None:
-            available = ", ".join(self.registry.names()) or "none"
+            # What the model was sent: with tool search on, search_tools and not 500 names.
+            sent = self.tool_search.tools_for_request(self.messages)
+            available = ", ".join(t.name for t in sent) or "none"
             return None, f"Error: unknown tool '{call.name}'. Available tools: {available}"
         if call.error is not None:
             return None, f"Error: cannot call '{call.name}': {call.error}"

@@ -5,11 +5,15 @@ Anthropic and OpenAI name rules hold, at most 64 characters (longer names keep a
 and gain a stable hash suffix). A name taken after sanitising gets the hashed form too,
 deterministically, with a warning. The original tool name is what goes on the wire.
 `McpTool.execute` never raises for a failure: transport errors, timeouts, dead servers
-and protocol errors all come back as ``Error: MCP tool '<name>' failed: <reason>``.
+and protocol errors all come back as ``Error: MCP tool '<name>' failed: <reason>``. Its
+result passes the output-size policy (`output_limit`); images and audio also travel as
+`Media` (valid base64, an image's type read from its bytes) for providers that take them.
 """
 
 from __future__ import annotations
 
+import base64
+import binascii
 import hashlib
 import json
 import logging
@@ -17,10 +21,11 @@ import re
 from collections.abc import Iterable
 from typing import Any, Protocol
 
-from cat_code.mcp.errors import McpClientError
+from cat_code.mcp import output_limit
+from cat_code.mcp.errors import McpClientError, RequestTimeout
 from cat_code.mcp.transport import size_text
 from cat_code.mcp.wire import CallToolResult, ContentBlock, ToolDefinition
-from cat_code.tools.base import ProgressCallback, Tool, ToolResult
+from cat_code.tools.base import Media, ProgressCallback, Tool, ToolResult
 
 logger = logging.getLogger(__name__)
 
@@ -107,8 +112,17 @@ class McpTool(Tool):
     """A tool of a remote MCP server, called through that server (not one connection of
     it), so a reconnect or restart needs no re-registration."""
 
-    def __init__(self, server: ToolServer, wire: ToolDefinition, name: str) -> None:
+    def __init__(
+        self,
+        server: ToolServer,
+        wire: ToolDefinition,
+        name: str,
+        *,
+        max_output_tokens: int | None = None,
+    ) -> None:
         self._server = server
+        #: The entry's ``maxOutputTokens`` (None: the environment's or the default limit).
+        self.max_output_tokens = max_output_tokens
         self.server = server.name
         self.wire = wire
         self.name = name
@@ -124,8 +138,27 @@ class McpTool(Tool):
     async def execute(
         self, arguments: dict[str, Any], *, progress: ProgressCallback | None = None
     ) -> ToolResult:
+        """The result as the model gets it: `call`'s, within the output-size policy."""
+        whole = await self.call(arguments, progress=progress)
+        if whole.raw is None:  # a failure, described in a line
+            return whole
+        limit = output_limit.limit_chars(self.max_output_tokens, self.wire.get("_meta"))
+        try:
+            return await output_limit.enforce(
+                whole, limit=limit, server=self.server, tool=self.tool_name
+            )
+        except Exception:  # the policy must not lose a result the server gave
+            logger.exception("MCP tool %s: the output-size policy failed", self.name)
+            return whole
+
+    async def call(
+        self, arguments: dict[str, Any], *, progress: ProgressCallback | None = None
+    ) -> ToolResult:
+        """The whole result, flattened (``cat-code mcp call`` prints it); failures as results."""
         try:
             result = await self._server.call_tool(self.tool_name, arguments, progress=progress)
+        except RequestTimeout as exc:
+            return self._failure(f"{exc}; set toolTimeoutMs in the server's entry to allow longer")
         except McpClientError as exc:
             return self._failure(str(exc) or type(exc).__name__)
         except Exception as exc:  # the agent loop must never see a tool raise
@@ -146,7 +179,60 @@ def flatten_result(result: CallToolResult) -> ToolResult:
     structured = result.get("structuredContent")
     if structured is not None and not has_text:
         parts.append(json.dumps(structured, separators=(",", ":"), ensure_ascii=False))
-    return ToolResult(content="\n".join(parts), is_error=result.get("isError") is True, raw=result)
+    media = [item for block in blocks if (item := media_of(block)) is not None]
+    return ToolResult(
+        content="\n".join(parts), is_error=result.get("isError") is True, raw=result, media=media
+    )
+
+
+#: The leading bytes of the image formats models take, and their media types.
+_MAGIC: tuple[tuple[bytes, str], ...] = (
+    (b"\x89PNG\r\n\x1a\n", "image/png"),
+    (b"\xff\xd8\xff", "image/jpeg"),
+    (b"GIF87a", "image/gif"),
+    (b"GIF89a", "image/gif"),
+)
+
+
+def image_type(data: bytes) -> str | None:
+    """The media type the bytes of a PNG, JPEG, GIF or WebP image start with (None: other)."""
+    for magic, mime in _MAGIC:
+        if data.startswith(magic):
+            return mime
+    if data[:4] == b"RIFF" and data[8:12] == b"WEBP":
+        return "image/webp"
+    return None
+
+
+def media_of(block: ContentBlock) -> Media | None:
+    """An image or audio block as `Media`, its base64 checked (None: not one, or unusable).
+
+    A model API rejects a whole request over one bad image, and the image would stay in
+    the conversation: so data that is not base64, or an image whose bytes are not the
+    type it claims to be among those models take, never becomes `Media`.
+    """
+    if not isinstance(block, dict) or block.get("type") not in ("image", "audio"):
+        return None
+    data, mime = block.get("data"), block.get("mimeType")
+    if not isinstance(data, str) or not isinstance(mime, str) or not data:
+        return None
+    try:
+        decoded = base64.b64decode(data, validate=True)
+    except (binascii.Error, ValueError):
+        data = "".join(data.split())  # base64 wrapped in lines, as MIME writes it
+        try:
+            decoded = base64.b64decode(data, validate=True)
+        except (binascii.Error, ValueError):
+            logger.debug("skipping %s block whose data is not base64", block.get("type"))
+            return None
+    mime = mime.split(";")[0].strip().lower()
+    if block.get("type") == "audio":
+        return Media("audio", mime, data)
+    sniffed = image_type(decoded[:16])
+    if sniffed is None and mime in ("image/png", "image/jpeg", "image/gif", "image/webp"):
+        logger.debug("skipping an image that says %s but is not one", mime)
+        return None
+    return Media("image", sniffed or mime, data)
 
 
 #: The content block types the spec defines (the tags of `ContentBlock`). A tuple, not a

@@ -26,6 +26,7 @@ from typing import TYPE_CHECKING, Any
 from cat_code.mcp.adapter import may_belong_to
 from cat_code.mcp.config import HttpServerConfig, McpConfig, load_config
 from cat_code.mcp.errors import describe_error
+from cat_code.mcp.manage import MANAGE_COMMANDS, run_manage_command
 from cat_code.mcp.pool import McpPool, ServerStatus
 from cat_code.shutdown import run_until_signal
 
@@ -116,8 +117,10 @@ def tool_json(pool: McpPool, server: str | None = None) -> list[dict[str, Any]]:
 
 
 def run_mcp_command(args: argparse.Namespace) -> int:
-    config = load_config_from_args(args)
     command = args.mcp_command
+    if command in MANAGE_COMMANDS:  # they edit the files: no config loaded here
+        return run_manage_command(args)
+    config = load_config_from_args(args)
     if command == "list":
         return asyncio.run(_list(config, as_json=args.json))
     if command == "tools":
@@ -212,7 +215,8 @@ async def _call(config: McpConfig, name: str, raw_arguments: str, *, as_json: bo
             amount = f"{done:g}/{total:g}" if total is not None else f"{done:g}"
             sys.stderr.write(f"progress {amount}{': ' + message if message else ''}\n")
 
-        result = await tool.execute(arguments, progress=progress)
+        # `call`, not `execute`: the whole result; the size policy is for what a model reads.
+        result = await tool.call(arguments, progress=progress)
         if as_json and result.raw is not None:
             _print(json.dumps(result.raw, indent=2, ensure_ascii=False))
         elif result.is_error and result.raw is None:

@@ -39,6 +39,7 @@ from cat_code.mcp.config import (
 )
 from cat_code.mcp.errors import McpClientError, TransportClosed, describe_error
 from cat_code.mcp.session.detect import ERAS_FILE, EraMemory
+from cat_code.mcp.tool_filter import select_tools
 from cat_code.mcp.transport import Transport
 from cat_code.mcp.wire import (
     CallToolResult,
@@ -336,7 +337,9 @@ class McpServer:
         if self._state is not ServerState.CONNECTED or client is None:
             why = f": {self.error}" if self.error else ""
             raise TransportClosed(f"MCP server '{self.name}' is {self._state}{why}")
-        return await client.call_tool(tool, arguments, progress=progress)
+        # toolTimeoutMs, when the entry sets it, bounds tool calls instead of requestTimeoutMs.
+        timeout = self.config.tool_timeout_s
+        return await client.call_tool(tool, arguments, timeout=timeout, progress=progress)
 
     # -- resources and prompts (through the current connection) ------------------------
 
@@ -526,7 +529,8 @@ class McpPool:
     def _publish(self, server: McpServer) -> None:
         """(Re)build a server's tools from its definitions under their pinned names, and
         swap them in the registry."""
-        by_name = {t["name"]: t for t in server.wire_tools}
+        kept = select_tools(server.name, server.wire_tools, server.config)  # includeTools etc.
+        by_name = {t["name"]: t for t in kept}
         new = [tool for tool in by_name if (server.name, tool) not in self._pinned]
         if new:
             taken = set(self._pinned.values())
@@ -536,9 +540,19 @@ class McpPool:
                 self._pinned[(server.name, original)] = name
         old = server.tools
         server.tools = sorted(
-            (McpTool(server, by_name[t], self._pinned[(server.name, t)]) for t in by_name),
+            (
+                McpTool(
+                    server,
+                    by_name[t],
+                    self._pinned[(server.name, t)],
+                    max_output_tokens=server.config.max_output_tokens,
+                )
+                for t in by_name
+            ),
             key=lambda registered: registered.name,
         )
+        for tool in server.tools:  # tool search never defers an "alwaysLoad" server's tools
+            tool.always_load = server.config.always_load
         if self._registry is not None:
             for tool in old:
                 self._registry.unregister(tool.name)

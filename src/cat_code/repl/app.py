@@ -292,8 +292,13 @@ class Repl:
             model_problem=self.model_problem,
             mcp_connecting=not self._mcp_ready.is_set(),
             statuses=pool.status if pool is not None else list,
+            tool_search=self._tool_search_status,
             width=self.console.width,
         )
+
+    def _tool_search_status(self) -> str | None:
+        agent = self.agent
+        return agent.tool_search.status(agent.messages) if agent is not None else None
 
     async def _perform(self, action: Action) -> None:
         if isinstance(action, ListResources | ListPrompts | RunPrompt):

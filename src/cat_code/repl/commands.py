@@ -86,6 +86,8 @@ class CommandContext:
     #: Terminal columns; long lines are cut to fit.
     width: int = 100
     statuses: Callable[[], list[ServerStatus]] = field(default=lambda: [])
+    #: The tool-search lines of /tools (mode and why), or None without an agent.
+    tool_search: Callable[[], str | None] = field(default=lambda: None)
 
 
 #: name → (arguments, one-line help), in /help order.
@@ -99,7 +101,7 @@ COMMANDS: dict[str, tuple[str, str]] = {
     "/mcp prompts": ("[SERVER]", "the prompts of every MCP server, as /mcp__server__prompt"),
     "/mcp login": ("SERVER", "sign in to a remote MCP server (OAuth, in a browser)"),
     "/mcp logout": ("SERVER", "forget a remote MCP server's sign-in"),
-    "/tools": ("", "every tool the model can use, built-in and MCP"),
+    "/tools": ("", "every tool the model can use, built-in and MCP, and if tool search is on"),
     "/model": ("", "the model in use and how to change it"),
     "/clear": ("", "forget the conversation"),
     "/exit": ("", "close every MCP server and quit (also /quit, Ctrl-D)"),
@@ -127,7 +129,7 @@ def handle_command(line: str, ctx: CommandContext) -> Action:
     if name == "/clear":
         return ClearConversation()
     if name == "/tools":
-        return Show(tools_text(ctx.registry, ctx.width))
+        return Show(tools_text(ctx.registry, ctx.width, ctx.tool_search()))
     if name == "/model":
         if rest:
             # Typed as if it switched models: say that it does not, and how to.
@@ -235,10 +237,10 @@ def help_text() -> str:
     return "\n".join(lines)
 
 
-def tools_text(registry: ToolRegistry, width: int = 100) -> str:
+def tools_text(registry: ToolRegistry, width: int = 100, search: str | None = None) -> str:
     tools = registry.list()
     if not tools:
-        return "tools: none"
+        return "tools: none" + (f"\n{search}" if search else "")
     name_width = max(len(t.name) for t in tools)
     owner_width = max(len(t.owner) for t in tools)
     lines = [f"tools ({len(tools)}; ro = read-only, runs without asking):"]
@@ -251,6 +253,8 @@ def tools_text(registry: ToolRegistry, width: int = 100) -> str:
         lines.append(
             f"  {tool.name.ljust(name_width)}  {tool.owner.ljust(owner_width)}  {flag}  {summary}"
         )
+    if search:
+        lines.append(search)
     return "\n".join(line.rstrip() for line in lines)
 
 

@@ -10,11 +10,21 @@ from __future__ import annotations
 
 from abc import ABC, abstractmethod
 from collections.abc import Callable
-from dataclasses import dataclass
-from typing import Any
+from dataclasses import dataclass, field
+from typing import Any, Literal
 
 #: Called with (progress, total, message) while a tool runs, when the tool can report it.
 ProgressCallback = Callable[[float, float | None, str | None], None]
+
+
+@dataclass(frozen=True, slots=True)
+class Media:
+    """An image or audio clip a tool returned, base64-encoded, for models that take it."""
+
+    kind: Literal["image", "audio"]
+    mime_type: str
+    #: Base64 (standard alphabet, checked by whoever made this object).
+    data: str
 
 
 @dataclass(slots=True)
@@ -23,13 +33,16 @@ class ToolResult:
 
     ``tool_call_id`` is left empty by tools; the agent loop fills it in.
     ``raw`` keeps the tool's native result (for MCP: the wire ``CallToolResult``) for
-    callers that want it, such as ``cat-code mcp call --json``.
+    callers that want it, such as ``cat-code mcp call --json``. ``media`` holds images
+    and audio for providers that accept them; ``content`` still describes each one in a
+    placeholder line, which is what every other provider and the transcript show.
     """
 
     content: str
     is_error: bool = False
     tool_call_id: str = ""
     raw: Any = None
+    media: list[Media] = field(default_factory=list)
 
     @classmethod
     def error(cls, message: str) -> ToolResult:
@@ -44,6 +57,9 @@ class Tool(ABC):
     input_schema: dict[str, Any]
     read_only: bool = False
     owner: str = "builtin"
+    #: Sent on every model request even when tool search defers the other tools of its
+    #: owner (an MCP server entry's ``"alwaysLoad": true``); built-in tools always are.
+    always_load: bool = False
 
     @abstractmethod
     async def execute(

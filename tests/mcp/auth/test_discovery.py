@@ -2,10 +2,13 @@
 
 from __future__ import annotations
 
+from collections.abc import AsyncIterator
+
 import httpx2
 import pytest
 from auth_world import ISSUER, MCP, PRM_URL, World
 
+from cat_code.mcp.auth._http import MAX_BODY_BYTES
 from cat_code.mcp.auth.discovery import (
     auth_server_metadata_urls,
     fallback_auth_server_metadata,
@@ -129,3 +132,22 @@ async def test_metadata_of_an_http_issuer_off_this_machine_is_never_fetched() ->
         with pytest.raises(AuthorizationFailed, match="not an https URL"):
             await fetch_auth_server_metadata(http, "http://as.example.com")
     assert seen == []
+
+
+async def test_an_endless_metadata_body_is_refused_after_the_cap_not_read_whole() -> None:
+    sent = 0
+
+    async def endless() -> AsyncIterator[bytes]:
+        nonlocal sent
+        while True:
+            sent += 1
+            yield b" " * 65_536
+
+    def handler(request: httpx2.Request) -> httpx2.Response:
+        return httpx2.Response(200, content=endless())
+
+    async with _client(httpx2.MockTransport(handler)) as http:
+        with pytest.raises(AuthorizationFailed, match="more than 1 MB"):
+            await fetch_resource_metadata(http, MCP)
+    # The cap plus at most one chunk was read, then the body was abandoned.
+    assert sent <= MAX_BODY_BYTES // 65_536 + 2

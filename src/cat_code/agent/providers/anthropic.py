@@ -38,6 +38,7 @@ from cat_code.agent.providers.base import (
     status_kind,
 )
 from cat_code.agent.providers.schema import object_schema
+from cat_code.tools.base import ToolResult
 
 if TYPE_CHECKING:
     import anthropic
@@ -183,7 +184,7 @@ def to_wire(messages: Sequence[Message]) -> list[dict[str, Any]]:
                 {
                     "type": "tool_result",
                     "tool_use_id": result.tool_call_id,
-                    "content": result_text(result, mark_errors=False),
+                    "content": tool_result_content(result),
                     "is_error": result.is_error,
                 }
                 for result in message.tool_results
@@ -205,6 +206,31 @@ def to_wire(messages: Sequence[Message]) -> list[dict[str, Any]]:
         else:
             turns.append({"role": role, "content": blocks})
     return turns
+
+
+#: The image types the Messages API takes in content blocks (it takes no audio).
+IMAGE_TYPES = ("image/png", "image/jpeg", "image/gif", "image/webp")
+
+
+def tool_result_content(result: ToolResult) -> str | list[dict[str, Any]]:
+    """A tool result's content: its text, then its images as image blocks.
+
+    Audio and other media stay as the placeholder lines in the text: the API takes none.
+    """
+    text = result_text(result, mark_errors=False)
+    images = [m for m in result.media if m.kind == "image" and m.mime_type in IMAGE_TYPES]
+    if not images:
+        return text
+    return [
+        {"type": "text", "text": text},
+        *(
+            {
+                "type": "image",
+                "source": {"type": "base64", "media_type": m.mime_type, "data": m.data},
+            }
+            for m in images
+        ),
+    ]
 
 
 def from_wire(response: Any) -> ModelResponse:

@@ -155,6 +155,8 @@ def to_wire(system: str, messages: Sequence[Message]) -> list[dict[str, Any]]:
         wire.append({"role": "system", "content": system})
     for message in messages:
         if isinstance(message, UserMessage):
+            # Chat-completions tool messages take text only: a result's images and audio
+            # reach the model as the placeholder lines in its text, never as `media`.
             wire.extend(
                 {"role": "tool", "tool_call_id": r.tool_call_id, "content": result_text(r)}
                 for r in message.tool_results

@@ -44,25 +44,38 @@ async def send(
     json_body: Any = None,
     what: str,
 ) -> httpx2.Response:
-    """Send one request (no redirects) and read its body; `AuthorizationFailed` if the
-    server cannot be reached."""
+    """Send one request (no redirects) and read its body, at most `MAX_BODY_BYTES` of it;
+    `AuthorizationFailed` if the server cannot be reached or answers with more."""
     try:
         request = http.build_request(
             method, url, headers=headers, data=data, json=json_body, extensions=_TIMEOUTS
         )
-        response = await http.send(request, follow_redirects=False)
+        streamed = await http.send(request, follow_redirects=False, stream=True)
+        try:
+            # Read under the cap as it arrives: a hostile server's endless body is never
+            # held in memory whole.
+            body = bytearray()
+            async for chunk in streamed.aiter_bytes():
+                body += chunk
+                if len(body) > MAX_BODY_BYTES:
+                    raise AuthorizationFailed(
+                        f"{what}: {where(url)} answered with more than "
+                        f"{MAX_BODY_BYTES // 1_000_000} MB"
+                    )
+        finally:
+            await streamed.aclose()
     except httpx2.InvalidURL as exc:
         raise AuthorizationFailed(f"{what}: {url!r} is not a valid URL") from exc
     except httpx2.HTTPError as exc:
         raise AuthorizationFailed(f"{what}: {translate_error(exc, request.url)}") from exc
-    logger.debug("%s %s -> %s", method, public_url(request.url), response.status_code)
-    return response
+    logger.debug("%s %s -> %s", method, public_url(request.url), streamed.status_code)
+    return httpx2.Response(
+        streamed.status_code, headers=streamed.headers, content=bytes(body), request=request
+    )
 
 
 def json_object(response: httpx2.Response) -> dict[str, Any] | None:
     """The body as a JSON object, or None when it is not one."""
-    if len(response.content) > MAX_BODY_BYTES:
-        return None
     try:
         data = json.loads(response.content)
     except ValueError:

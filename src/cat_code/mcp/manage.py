@@ -1,0 +1,694 @@
+"""``cat-code mcp add | remove | get | enable | disable | import``: the config from the shell.
+
+Every change goes through `ConfigFile`: one entry is spliced into the file's text and the
+rest keeps its bytes; the write is atomic; a file that is not valid JSON is refused,
+never overwritten. A new entry is checked with `parse_entry` before it is written (its
+``${VAR}`` references may be unset now: they are checked with a stand-in value). ``add``
+then connects the new server alone, through an `McpPool`, and says whether it answered;
+the entry stays written either way (exit 0). ``get`` shows an entry with its secrets
+masked (env and header values, URL userinfo and query values; ``${VAR}`` references are
+shown as written) and connects it for its live state and tools. Scopes: ``user`` is
+``$CAT_CODE_HOME/mcp.json``, ``project`` is ``./.mcp.json`` (which wins when both name a
+server). Exit codes: 0 done, 1 refused or failed, 2 a usage error.
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import dataclasses
+import json
+import os
+import re
+import sys
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+from urllib.parse import urlsplit, urlunsplit
+
+from cat_code.mcp.config import (
+    BrokenServer,
+    McpConfig,
+    ServerConfig,
+    cat_code_home,
+    load_config,
+    parse_entry,
+)
+from cat_code.mcp.config_edit import ConfigEditError, ConfigFile
+from cat_code.mcp.errors import ConfigError
+from cat_code.mcp.import_sources import SOURCES, FoundServer, scan
+
+if TYPE_CHECKING:
+    from cat_code.mcp.adapter import McpTool
+
+EXIT_OK = 0
+EXIT_FAILED = 1
+EXIT_USAGE = 2
+
+USER = "user"
+PROJECT = "project"
+SCOPES = (USER, PROJECT)
+MANAGE_COMMANDS = frozenset({"add", "remove", "get", "enable", "disable", "import"})
+
+#: The longest ``add`` and ``get`` wait for a server to connect (its own startup timeout
+#: if shorter): long enough for an ``npx`` download, short enough for a command line.
+TRY_TIMEOUT_S = 30.0
+#: What an unset ``${VAR}`` stands for while an entry is validated (a URL passes too).
+_UNSET_STAND_IN = "https://unset.invalid"
+_VAR = re.compile(r"\$\{([A-Za-z_][A-Za-z0-9_]*)(?::-[^}]*)?\}")
+_NAME = re.compile(r"^[A-Za-z0-9_.-]+$")
+_AUTH_SCHEME = re.compile(r"^\s*(?:Bearer|Basic|Token|Bot)?\s*$", re.IGNORECASE)
+_MASK = "****"
+
+
+class UsageError(Exception):
+    """The command line is wrong; the message says how."""
+
+
+def scope_path(scope: str) -> Path:
+    """The file a scope writes to."""
+    return cat_code_home() / "mcp.json" if scope == USER else Path.cwd() / ".mcp.json"
+
+
+def run_manage_command(args: argparse.Namespace) -> int:
+    """Run one of `MANAGE_COMMANDS` (``args.mcp_command``); its exit code."""
+    command = args.mcp_command
+    try:
+        if command == "add":
+            return _add(args)
+        if command == "remove":
+            return _remove(args)
+        if command == "get":
+            return _get(args)
+        if command in ("enable", "disable"):
+            return _set_disabled(args, disabled=command == "disable")
+        if command == "import":
+            return _import(args)
+    except UsageError as exc:
+        _error(str(exc))
+        return EXIT_USAGE
+    except ConfigError as exc:
+        _error(str(exc))
+        return EXIT_FAILED
+    except OSError as exc:
+        where = f"{exc.filename}: " if exc.filename else ""
+        _error(f"{where}{exc.strerror or exc}; nothing was changed")
+        return EXIT_FAILED
+    raise AssertionError(f"unknown mcp command {command!r}")
+
+
+def _print(text: str) -> None:
+    sys.stdout.write(text + "\n")
+    sys.stdout.flush()
+
+
+def _error(text: str) -> None:
+    sys.stderr.write(f"cat-code: {text}\n")
+
+
+def _note(text: str) -> None:
+    sys.stderr.write(f"cat-code: note: {text}\n")
+
+
+# -- add ----------------------------------------------------------------------------------
+
+
+@dataclass(slots=True)
+class AddRequest:
+    """What ``mcp add`` was asked for, its command line taken apart."""
+
+    name: str
+    scope: str = USER
+    env: list[str] = field(default_factory=list)
+    headers: list[str] = field(default_factory=list)
+    transport: str | None = None
+    force: bool = False
+    verbose: bool = False
+    url: str | None = None
+    command: list[str] = field(default_factory=list)
+
+    def entry(self) -> dict[str, Any]:
+        """The entry to write, in cat-code's shape (key order as written)."""
+        if self.url is not None:
+            if self.env:
+                raise UsageError("--env applies to stdio servers; a URL server takes --header")
+            if self.transport == "stdio":
+                raise UsageError("--transport stdio needs a command after --, not a URL")
+            entry: dict[str, Any] = {"type": self.transport or "http", "url": self.url}
+            if self.headers:
+                entry["headers"] = _pairs(self.headers, ":", "--header", "'Name: value'")
+            return entry
+        if not self.command:
+            raise UsageError(
+                f"say what to run: cat-code mcp add {self.name} -- COMMAND [ARGS...], "
+                f"or where it is: cat-code mcp add {self.name} https://HOST/PATH"
+            )
+        if self.headers:
+            raise UsageError("--header applies to URL servers; a stdio server takes --env")
+        if self.transport in ("http", "sse"):
+            raise UsageError(
+                f"--transport {self.transport} needs a URL (http:// or https://), "
+                f"not the command {self.command[0]!r}"
+            )
+        entry = {"command": self.command[0], "args": self.command[1:]}
+        if self.env:
+            entry["env"] = _pairs(self.env, "=", "--env", "KEY=VALUE")
+        return entry
+
+
+def _pairs(items: Sequence[str], sep: str, option: str, form: str) -> dict[str, str]:
+    out: dict[str, str] = {}
+    for item in items:
+        key, found, value = item.partition(sep)
+        key = key.strip()
+        if not found or not key:
+            raise UsageError(f"{option} {item!r}: expected {form}")
+        out[key] = value.strip() if sep == ":" else value
+    return out
+
+
+#: ``mcp add``'s options: flag → (attribute, takes a value).
+_ADD_OPTIONS: dict[str, tuple[str, bool]] = {
+    "--scope": ("scope", True), "-s": ("scope", True),
+    "--env": ("env", True), "-e": ("env", True),
+    "--header": ("headers", True), "-H": ("headers", True),
+    "--transport": ("transport", True), "-t": ("transport", True),
+    "--force": ("force", False), "-f": ("force", False),
+    "--verbose": ("verbose", False), "-v": ("verbose", False),
+}  # fmt: skip
+
+
+def parse_add(args: argparse.Namespace) -> AddRequest:
+    """Take ``mcp add``'s arguments apart: options, then a URL (more options may follow)
+    or a command; everything after ``--`` is the command, its options included.
+
+    argparse hands over everything after NAME untouched (its ``*`` positionals cannot be
+    followed by ``--`` in Python 3.11), so the options after NAME are read here.
+    """
+    request = AddRequest(
+        name=args.name,
+        scope=args.scope or USER,
+        env=list(args.env or []),
+        headers=list(args.header or []),
+        transport=args.transport,
+        force=args.force,
+    )
+    rest: list[str] = list(args.rest)
+    i = 0
+    while i < len(rest):
+        token = rest[i]
+        if token == "--":
+            if request.url is not None:
+                raise UsageError("give either a URL or a command after --, not both")
+            request.command = rest[i + 1 :]
+            break
+        flag, eq, inline = token.partition("=")
+        if token.startswith("-") and flag in _ADD_OPTIONS:
+            attribute, takes_value = _ADD_OPTIONS[flag]
+            if not takes_value:
+                setattr(request, attribute, True)
+                i += 1
+                continue
+            if eq:
+                value = inline
+            elif i + 1 < len(rest):
+                value = rest[i + 1]
+                i += 1
+            else:
+                raise UsageError(f"{flag} needs a value")
+            current = getattr(request, attribute)
+            if isinstance(current, list):
+                current.append(value)
+            else:
+                setattr(request, attribute, value)
+            i += 1
+            continue
+        if token.startswith("-") and len(token) > 1:
+            raise UsageError(
+                f"unknown option {token!r} for mcp add (put the server's command and its "
+                f"options after --: cat-code mcp add {request.name} -- COMMAND ARGS...)"
+            )
+        if request.url is None and not token.startswith(("http://", "https://")):
+            request.command = rest[i:]  # a command: the rest are its own arguments
+            break
+        if request.url is not None:
+            raise UsageError(f"unexpected {token!r} after the URL {request.url}")
+        request.url = token
+        i += 1
+    if request.command and request.command[0].startswith(("http://", "https://")):
+        if len(request.command) > 1:
+            raise UsageError(f"unexpected {request.command[1]!r} after the URL")
+        request.url, request.command = request.command[0], []
+    if request.scope not in SCOPES:
+        raise UsageError(f"--scope must be user or project, not {request.scope!r}")
+    if request.transport not in (None, "stdio", "http", "sse"):
+        raise UsageError(f"--transport must be http or sse, not {request.transport!r}")
+    if not _NAME.match(request.name):
+        raise UsageError(
+            f"server name {request.name!r}: use letters, digits, '-', '_' and '.' only"
+        )
+    return request
+
+
+def _add(args: argparse.Namespace) -> int:
+    request = parse_add(args)
+    if request.verbose and not args.verbose:  # -v after NAME: argparse did not see it
+        from cat_code.cli import configure_logging
+
+        configure_logging(1)
+    entry = request.entry()
+    path = scope_path(request.scope)
+    validate_entry(request.name, entry, path)
+    file = ConfigFile.read(path)
+    existed = request.name in file.servers
+    if existed and not request.force:
+        _error(
+            f"MCP server '{request.name}' already exists in {path}; "
+            f"use --force to replace it, or remove it first: cat-code mcp remove {request.name}"
+        )
+        return EXIT_FAILED
+    file.set_entry(request.name, entry)
+    file.write()
+    kind = entry.get("type", "stdio")
+    replaced = " (replaced the previous entry)" if existed else ""
+    _print(f"Added {kind} server '{request.name}' to {path}{replaced}")
+    if request.scope == USER:
+        project = scope_path(PROJECT)
+        try:
+            shadowed = request.name in ConfigFile.read(project).servers
+        except ConfigError:
+            shadowed = False
+        if shadowed:
+            _note(f"{project} also defines '{request.name}', and that entry wins here")
+    return asyncio.run(_try_entry(request.name, entry, path))
+
+
+def validate_entry(name: str, entry: dict[str, Any], source: Path) -> ServerConfig:
+    """`parse_entry` on an entry about to be written; unset ``${VAR}``s stand in as set."""
+    env = dict(os.environ)
+    for var in _variables(entry):
+        env.setdefault(var, _UNSET_STAND_IN)
+    return parse_entry(name, entry, source=source, environ=env)
+
+
+def _variables(value: Any) -> set[str]:
+    if isinstance(value, str):
+        return set(_VAR.findall(value))
+    if isinstance(value, dict):
+        return set().union(*(_variables(v) for v in value.values()))
+    if isinstance(value, list):
+        return set().union(*(_variables(v) for v in value))
+    return set()
+
+
+async def _try_entry(name: str, entry: dict[str, Any], source: Path) -> int:
+    """Connect the entry just written, alone, and say how that went. Always exit 0 but
+    for a signal: the entry is written either way."""
+    try:
+        config = parse_entry(name, entry, source=source)
+    except ConfigError as exc:
+        _print(f"could not connect: {_reason(str(exc), source, name)}")
+        return EXIT_OK
+    status, tools = await _connect_one(config)
+    state, error, count = status.get("state"), status.get("error"), len(tools)
+    if state == "CONNECTED":
+        _print(f"connected: {count} tool(s)")
+    elif state == "NEEDS_LOGIN":
+        _print(f"needs a sign-in: cat-code mcp login {name}")
+    else:
+        _print(f"could not connect: {error or state}")
+        _print(
+            f"(the entry is saved; fix it with cat-code mcp add {name} --force ..., "
+            f"or remove it: cat-code mcp remove {name})"
+        )
+    return int(status.get("exit", EXIT_OK))
+
+
+def _reason(message: str, source: Path, name: str) -> str:
+    return message.removeprefix(f"{source}: server '{name}': ")
+
+
+async def _connect_one(config: ServerConfig) -> tuple[dict[str, Any], list[McpTool]]:
+    """Connect one server through a pool of its own; (its status JSON, its tools)."""
+    from cat_code.mcp.pool import McpPool
+    from cat_code.shutdown import run_until_signal
+
+    config = dataclasses.replace(
+        config, startup_timeout_s=min(config.startup_timeout_s, TRY_TIMEOUT_S)
+    )
+    pool = McpPool(McpConfig(servers=[config], files=[config.source], order=[config.name]))
+    seen: dict[str, Any] = {}
+    tools: list[McpTool] = []
+
+    async def work() -> int:
+        await pool.connect_all()
+        seen.update(pool.status()[0].to_json())
+        tools.extend(pool.tools(config.name))
+        return EXIT_OK
+
+    code = await run_until_signal(pool, work)
+    if code != EXIT_OK:
+        return {"state": "INTERRUPTED", "error": "interrupted", "exit": code}, []
+    return seen, tools
+
+
+# -- finding entries ----------------------------------------------------------------------
+
+
+@dataclass(frozen=True, slots=True)
+class _Place:
+    scope: str
+    path: Path
+
+
+def _places(args: argparse.Namespace, scope: str | None = None) -> list[_Place]:
+    """The files an existing entry may be in, lowest precedence first."""
+    if scope is not None:
+        if scope not in SCOPES:
+            raise UsageError(f"--scope must be user or project, not {scope!r}")
+        return [_Place(scope, scope_path(scope))]
+    paths = getattr(args, "mcp_config", None)
+    if paths:
+        return [_Place("file", Path(p)) for p in paths]
+    return [_Place(USER, scope_path(USER)), _Place(PROJECT, scope_path(PROJECT))]
+
+
+def _holders(places: list[_Place], name: str) -> list[tuple[_Place, ConfigFile]]:
+    """The places whose file defines ``name`` (a broken file is refused: `ConfigEditError`)."""
+    found = []
+    for place in places:
+        file = ConfigFile.read(place.path)
+        if name in file.servers:
+            found.append((place, file))
+    return found
+
+
+def _not_found(name: str, places: list[_Place]) -> int:
+    where = " or ".join(str(p.path) for p in places)
+    _error(f"no MCP server named {name!r} in {where}")
+    return EXIT_FAILED
+
+
+# -- remove -------------------------------------------------------------------------------
+
+
+def _remove(args: argparse.Namespace) -> int:
+    name: str = args.name
+    places = _places(args, args.scope)
+    holders = _holders(places, name)
+    if not holders:
+        return _not_found(name, places)
+    if len(holders) > 1:
+        where = " and ".join(f"{p.path} ({p.scope})" for p, _ in holders)
+        _error(
+            f"MCP server '{name}' is defined in {where}; "
+            "say which to remove with --scope user or --scope project"
+        )
+        return EXIT_USAGE
+    place, file = holders[0]
+    file.remove_entry(name)
+    file.write()
+    _print(f"Removed MCP server '{name}' from {place.path}")
+    return EXIT_OK
+
+
+# -- enable / disable ---------------------------------------------------------------------
+
+
+def _set_disabled(args: argparse.Namespace, *, disabled: bool) -> int:
+    name: str = args.name
+    places = _places(args, getattr(args, "scope", None))
+    holders = _holders(places, name)
+    if not holders:
+        return _not_found(name, places)
+    place, file = holders[-1]  # the definition in effect (the project file wins)
+    word = "disabled" if disabled else "enabled"
+    raw = file.servers[name]
+    if not isinstance(raw, dict):
+        _error(f"{place.path}: the entry of '{name}' is not an object; fix it first")
+        return EXIT_FAILED
+    if raw.get("disabled", False) is disabled:
+        _print(f"MCP server '{name}' is already {word} ({place.path})")
+        return EXIT_OK
+    file.set_field(name, "disabled", disabled)
+    file.write()
+    _print(f"{word.capitalize()} MCP server '{name}' in {place.path}")
+    return EXIT_OK
+
+
+# -- get ----------------------------------------------------------------------------------
+
+
+def mask_entry(entry: Mapping[str, Any]) -> dict[str, Any]:
+    """The entry with its secrets masked: env and header values, the URL's userinfo and
+    query values, an OAuth client secret. ``${VAR}`` references are kept as written."""
+    out = dict(entry)
+    for key in ("env", "headers"):
+        value = out.get(key)
+        if isinstance(value, dict):
+            out[key] = {k: mask_value(v) for k, v in value.items()}
+    if isinstance(out.get("url"), str):
+        out["url"] = mask_url(out["url"])
+    oauth = out.get("oauth")
+    if isinstance(oauth, dict) and "clientSecret" in oauth:
+        out["oauth"] = {**oauth, "clientSecret": mask_value(oauth["clientSecret"])}
+    return out
+
+
+def mask_value(value: Any) -> Any:
+    """``****``, but ``${VAR}`` references (and a ``Bearer`` before them) as written."""
+    if not isinstance(value, str):
+        return _MASK
+    if not _VAR.search(value):
+        return _MASK if value else value
+    pieces: list[str] = []
+    last = 0
+    for match in _VAR.finditer(value):
+        pieces.append(_masked_literal(value[last : match.start()]))
+        pieces.append(match.group(0))
+        last = match.end()
+    pieces.append(_masked_literal(value[last:]))
+    return "".join(pieces)
+
+
+def _masked_literal(text: str) -> str:
+    return text if _AUTH_SCHEME.match(text) else _MASK
+
+
+def mask_url(url: str) -> str:
+    """The URL with its userinfo and each query value masked (``${VAR}`` kept)."""
+    try:
+        parts = urlsplit(url)
+    except ValueError:
+        return _MASK
+    netloc = parts.netloc
+    if "@" in netloc:
+        userinfo, host = netloc.rsplit("@", 1)
+        kept = userinfo if _VAR.fullmatch(userinfo) else _MASK
+        netloc = f"{kept}@{host}"
+    query = parts.query
+    if query:
+        fields = []
+        for item in query.split("&"):
+            key, eq, value = item.partition("=")
+            fields.append(f"{key}={mask_value(value)}" if eq else item)
+        query = "&".join(fields)
+    return urlunsplit((parts.scheme, netloc, parts.path, query, parts.fragment))
+
+
+def _get(args: argparse.Namespace) -> int:
+    name: str = args.name
+    places = _places(args)
+    holders: list[tuple[_Place, ConfigFile]] = []
+    for place in places:
+        try:
+            file = ConfigFile.read(place.path)
+        except ConfigEditError as exc:
+            _error(f"warning: {exc}")
+            continue
+        if name in file.servers:
+            holders.append((place, file))
+    if not holders:
+        return _not_found(name, places)
+    place, file = holders[-1]
+    raw = file.servers[name]
+    masked = mask_entry(raw) if isinstance(raw, dict) else raw
+    config = load_config([p.path for p in places])
+    for warning in config.warnings:
+        _error(f"warning: {warning}")
+    entry = next((s for s in config.servers if s.name == name), None)
+    broken = next((b for b in config.broken if b.name == name), None)
+    status, tools = asyncio.run(_live(entry, broken))
+    exit_code = status.pop("exit", None)
+    if exit_code is not None and exit_code != EXIT_OK:
+        return int(exit_code)
+    state = status.get("state")
+    target = str(status.get("target") or "")
+    if status.get("transport") != "stdio":
+        target = mask_url(target)
+    if args.json:
+        _print(json.dumps({
+            "name": name,
+            "scope": place.scope,
+            "file": str(place.path),
+            "entry": masked,
+            "transport": status.get("transport"),
+            "target": target,
+            "state": state,
+            "error": status.get("error"),
+            "protocolVersion": status.get("protocolVersion"),
+            "tools": [{"name": t.name, "tool": t.tool_name, "description": t.description}
+                      for t in tools],
+            "stderrTail": status.get("stderrTail", []),
+        }, indent=2, ensure_ascii=False))  # fmt: skip
+    else:
+        _print(_describe(name, place, masked, status, tools))
+        for other, _ in holders[:-1]:
+            _print(f"  (also defined in {other.path}, which this entry overrides)")
+    return EXIT_OK if state in ("CONNECTED", "DISABLED") else EXIT_FAILED
+
+
+async def _live(
+    entry: ServerConfig | None, broken: BrokenServer | None
+) -> tuple[dict[str, Any], list[McpTool]]:
+    if entry is None:
+        error = broken.error if broken is not None else "not loaded"
+        return {"state": "FAILED", "error": error, "transport": broken and broken.type,
+                "target": broken.target if broken else ""}, []  # fmt: skip
+    if entry.disabled:
+        return {"state": "DISABLED", "error": None, "transport": entry.type,
+                "target": entry.target}, []  # fmt: skip
+    return await _connect_one(entry)
+
+
+def _describe(
+    name: str, place: _Place, entry: Any, status: dict[str, Any], tools: list[McpTool]
+) -> str:
+    lines = [f"{name}", f"  scope:     {place.scope} ({place.path})"]
+    if isinstance(entry, dict):
+        kind = entry.get("type") or ("stdio" if "command" in entry else "http")
+        lines.append(f"  type:      {kind}")
+        if "command" in entry:
+            raw_args = entry.get("args")
+            args: list[Any] = raw_args if isinstance(raw_args, list) else []
+            lines.append(f"  command:   {' '.join(str(a) for a in [entry['command'], *args])}")
+        for key, value in entry.items():
+            if key in ("type", "command", "args"):
+                continue
+            if key in ("env", "headers") and isinstance(value, dict):
+                sep = "=" if key == "env" else ": "
+                shown = ", ".join(f"{k}{sep}{v}" for k, v in value.items()) or "(none)"
+            elif isinstance(value, str):
+                shown = value
+            else:
+                shown = json.dumps(value, ensure_ascii=False)
+            lines.append(f"  {(key + ':').ljust(10)} {shown}")
+    state = status.get("state")
+    if state == "CONNECTED":
+        lines.append(f"  state:     CONNECTED, {len(tools)} tool(s)")
+    elif status.get("error"):
+        lines.append(f"  state:     {state} — {status['error']}")
+    else:
+        lines.append(f"  state:     {state}")
+    for line in status.get("stderrTail", [])[-5:]:
+        lines.append(f"    stderr: {line}")
+    if tools:
+        width = max(len(t.name) for t in tools)
+        lines.append("  tools:")
+        for tool in tools:
+            summary = " ".join(tool.description.split())
+            summary = summary[:79] + "…" if len(summary) > 80 else summary
+            lines.append(f"    {tool.name.ljust(width)}  {summary}".rstrip())
+    return "\n".join(lines)
+
+
+# -- import -------------------------------------------------------------------------------
+
+
+def _import(args: argparse.Namespace) -> int:
+    sources = (args.source,) if args.source else SOURCES
+    scope = args.scope or USER
+    if scope not in SCOPES:
+        raise UsageError(f"--scope must be user or project, not {scope!r}")
+    target = scope_path(scope)
+    found = scan(sources)
+    for warning in found.warnings:
+        _error(f"warning: {warning}")
+    if not found.servers:
+        _print("No MCP servers found. Looked in:")
+        for path in found.looked:
+            _print(f"  {path}")
+        return EXIT_OK
+    file = ConfigFile.read(target)
+    taken: dict[str, FoundServer] = {}
+    outcomes: list[tuple[FoundServer, str]] = []
+    dry = args.dry_run
+    for server in found.servers:
+        outcome = _plan(server, file, target, taken, force=args.force, dry=dry)
+        outcomes.append((server, outcome))
+        if outcome.startswith(("added", "replaced", "would")) and server.entry is not None:
+            taken[server.name] = server
+            if not dry:
+                file.set_entry(server.name, server.entry)
+    _print(_describe_import(outcomes))
+    count = len(taken)
+    if dry:
+        _print(f"Dry run: {count} of {len(outcomes)} server(s) would be imported into "
+               f"{target}; nothing was written.")  # fmt: skip
+        return EXIT_OK
+    if count:
+        file.write()
+    _print(f"Imported {count} of {len(outcomes)} server(s) into {target}.")
+    return EXIT_OK
+
+
+def _plan(
+    server: FoundServer,
+    file: ConfigFile,
+    target: Path,
+    taken: Mapping[str, FoundServer],
+    *,
+    force: bool,
+    dry: bool,
+) -> str:
+    """What importing one found server does: ``added``, ``would add``, or ``skipped: why``."""
+    if server.entry is None:
+        return f"skipped: {server.error}"
+    if _same_file(server.file, target):
+        return "skipped: already in cat-code's own config file"
+    try:
+        validate_entry(server.name, server.entry, server.file)
+    except ConfigError as exc:
+        return f"skipped: {_reason(str(exc), server.file, server.name)}"
+    earlier = taken.get(server.name)
+    if earlier is not None:
+        return f"skipped: '{server.name}' was already taken from {earlier.file}"
+    if server.name in file.servers:
+        if not force:
+            return f"skipped: '{server.name}' already exists in {target} (--force replaces it)"
+        return "would replace the existing entry" if dry else "replaced the existing entry"
+    return "would add" if dry else "added"
+
+
+def _describe_import(outcomes: list[tuple[FoundServer, str]]) -> str:
+    lines: list[str] = []
+    width = max(len(s.name) for s, _ in outcomes)
+    kind_width = max(len(s.transport) for s, _ in outcomes)
+    current: tuple[str, Path] | None = None
+    for server, outcome in outcomes:
+        if (server.source, server.file) != current:
+            current = (server.source, server.file)
+            lines.append(f"From {server.source} ({server.file}):")
+        target = mask_url(server.target) if server.transport != "stdio" else server.target
+        lines.append(f"  {server.name.ljust(width)}  {server.transport.ljust(kind_width)}  "
+                     f"{target}  → {outcome}")  # fmt: skip
+        lines.extend(f"      note: {note}" for note in server.notes)
+    return "\n".join(lines)
+
+
+def _same_file(a: Path, b: Path) -> bool:
+    try:
+        return a.resolve() == b.resolve()
+    except (OSError, RuntimeError):
+        return a == b
