@@ -131,7 +131,12 @@ async def test_the_resource_tools_list_and_read_for_the_model(notes: McpPool) ->
     assert '"uri": "note://readme"' in listed.content and '"server": "notes"' in listed.content
     assert '"uriTemplate": "colour://{name}"' in listed.content
     read = await read_tool.execute({"server": "notes", "uri": "note://n2"})
-    assert (read.content, read.is_error) == ("note number 2", False)
+    assert (read.content, read.is_error, read.media) == ("note number 2", False, [])
+    image = await read_tool.execute({"server": "notes", "uri": "note://logo"})
+    assert image.content == "[binary resource note://logo: image/png, 12 bytes]"
+    assert [(m.kind, m.mime_type, m.data) for m in image.media] == [
+        ("image", "image/png", "iVBORw0KGgpmYWtl")
+    ]
     missing = await read_tool.execute({"server": "notes", "uri": "note://nope"})
     assert missing.is_error and "note://nope" in missing.content and "'notes'" in missing.content
     unknown = await read_tool.execute({"server": "ghost", "uri": "note://n2"})

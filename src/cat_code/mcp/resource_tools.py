@@ -2,7 +2,8 @@
 
 ``list_mcp_resources`` lists the resources and resource templates of every connected
 server (or of one) as JSON, each with its server; ``read_mcp_resource`` reads one
-resource by server and URI and gives its text (a blob as its type and size). They are
+resource by server and URI and gives its text (a blob as its type and size; an image
+also as an image, for models that take them). They are
 registered only when MCP servers are configured, and work through the pool, so a server
 that reconnects or changes its list needs nothing re-registered. Like every tool they
 never raise: a failure is an error result naming the server and the URI.
@@ -14,9 +15,11 @@ import json
 import logging
 from typing import TYPE_CHECKING, Any
 
+from cat_code.mcp.adapter import media_of
 from cat_code.mcp.errors import McpClientError, McpError, describe_error
 from cat_code.mcp.resources import contents_text
-from cat_code.tools.base import ProgressCallback, Tool, ToolResult
+from cat_code.mcp.wire import ReadResourceResult
+from cat_code.tools.base import Media, ProgressCallback, Tool, ToolResult
 
 if TYPE_CHECKING:
     from cat_code.mcp.pool import McpPool
@@ -112,7 +115,7 @@ class ReadMcpResourceTool(Tool):
             text = text[:MAX_RESOURCE_CHARS] + (
                 f"\n… [{len(text) - MAX_RESOURCE_CHARS} more characters cut]"
             )
-        return ToolResult(content=text, raw=result)
+        return ToolResult(content=text, raw=result, media=_images(result))
 
 
 def read_failure(server: str, uri: str, exc: BaseException) -> str:
@@ -120,6 +123,18 @@ def read_failure(server: str, uri: str, exc: BaseException) -> str:
     if isinstance(exc, McpError) and exc.code == RESOURCE_NOT_FOUND:
         return f"MCP server '{server}' has no resource {uri} ({exc.message})"
     return f"cannot read {uri} from MCP server '{server}': {describe_error(exc)}"
+
+
+def _images(result: ReadResourceResult) -> list[Media]:
+    """Image blobs, for models that take images (the text still describes each)."""
+    images = []
+    for contents in result["contents"]:
+        mime, blob = contents.get("mimeType"), contents.get("blob")
+        if isinstance(mime, str) and mime.startswith("image/") and isinstance(blob, str):
+            image = media_of({"type": "image", "data": blob, "mimeType": mime})
+            if image is not None:
+                images.append(image)
+    return images
 
 
 def _public(entry: Any) -> dict[str, Any]:
