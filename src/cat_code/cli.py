@@ -30,8 +30,7 @@ examples:
   cat-code mcp get echo                   one server's entry (secrets masked), state, tools
   cat-code mcp import --dry-run           servers from Claude, Cursor, VS Code, Gemini
   cat-code mcp resources                  list every server's resources and templates
-  cat-code mcp read docs file:///README.md
-                                          print one resource (binary: redirect to a file)
+  cat-code mcp read docs file:///a.md     print one resource (binary: redirect to a file)
   cat-code mcp prompts                    list every prompt and its REPL command
   cat-code                                start the REPL (/help lists its commands)
   cat-code -p "summarise README.md"       run the agent once (needs a model API key)
