@@ -8,9 +8,11 @@ prompt (``prompts/get``), shows what arrived, and sends its messages to the mode
 turn (`Agent.run_messages`): text as it is, embedded resources as their text, images and
 binary contents as placeholders.
 
-As in `commands`, the parsing is pure (`prompt_command` returns an action); what talks to
-servers is async and separate: `perform` (run by the app) and `complete_argument`
-(the completer's ``completion/complete``, bounded, quiet on failure).
+As in `commands`, the parsing is pure (`prompt_command` returns an action, which the app
+performs); what talks to servers is async and separate: `get_prompt` and
+`complete_argument` (the completer's ``completion/complete``, bounded, quiet on failure).
+The command names come from the prompts as last listed (`McpPool.known_prompts`); the
+app lists them again, where a server said they changed, before it reads a command.
 """
 
 from __future__ import annotations
@@ -151,9 +153,9 @@ async def get_prompt(pool: McpPool, action: RunPrompt) -> list[Message]:
 async def complete_argument(text: str, pool: McpPool) -> tuple[str, list[str]]:
     """For a prompt command line being typed: the word at the cursor and what may replace
     it (``name=`` kept when typed so), from the server's ``completion/complete``."""
-    head, _, rest = text.partition(" ")
+    head, space, rest = text.partition(" ")
     found = commands(pool).get(head)
-    if found is None or not _:
+    if found is None or not space:
         return "", []
     server_name, prompt = found
     words, current = _words(rest)
