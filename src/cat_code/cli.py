@@ -29,6 +29,9 @@ examples:
   cat-code mcp add docs https://mcp.example.com/mcp --header 'Authorization: Bearer ${TOKEN}'
   cat-code mcp get echo                   one server's entry (secrets masked), state, tools
   cat-code mcp import --dry-run           servers from Claude, Cursor, VS Code, Gemini
+  cat-code mcp resources                  list every server's resources and templates
+  cat-code mcp read docs file:///a.md     print one resource (binary: redirect to a file)
+  cat-code mcp prompts                    list every prompt and its REPL command
   cat-code                                start the REPL (/help lists its commands)
   cat-code -p "summarise README.md"       run the agent once (needs a model API key)
 
@@ -259,6 +262,40 @@ def build_parser() -> argparse.ArgumentParser:
         "-f", "--force", action="store_true", help="replace entries of the same name"
     )
     import_cmd.add_argument("-s", "--scope", choices=("user", "project"), help=scope_help)
+    # -- resources and prompts (issue 12) --
+    resources_cmd = mcp_commands.add_parser(
+        "resources", help="list the resources and resource templates of every server (or one)",
+        description="List the resources (and resource templates) of every connected server, "
+        "or of SERVER. Exit 0 on success, 1 when a server failed, 2 for an unknown SERVER.",
+    )  # fmt: skip
+    _add_common(resources_cmd, level=2)
+    resources_cmd.add_argument("server", nargs="?", metavar="SERVER", help="only this server")
+    resources_cmd.add_argument(
+        "--json", action="store_true",
+        help='print {"resources": [...], "resourceTemplates": [...]}, each entry with its server',
+    )  # fmt: skip
+    read_cmd = mcp_commands.add_parser(
+        "read", help="read one resource and print its contents",
+        description="Read the resource URI of SERVER. Text is printed as it is; binary "
+        "contents are written as raw bytes when stdout is not a terminal (redirect to a "
+        "file), described on a terminal. Exit 0 on success, 1 when the read failed, 2 for "
+        "an unknown SERVER.",
+    )  # fmt: skip
+    _add_common(read_cmd, level=2)
+    read_cmd.add_argument("server", metavar="SERVER", help="the server's name in mcp.json")
+    read_cmd.add_argument("uri", metavar="URI", help="the resource's URI (see mcp resources)")
+    read_cmd.add_argument(
+        "--json", action="store_true", help="print the result object (contents as sent)"
+    )
+    prompts_cmd = mcp_commands.add_parser(
+        "prompts", help="list the prompts of every server (or of one)",
+        description="List the prompts of every connected server, or of SERVER, with the "
+        "REPL command that runs each (/mcp__SERVER__PROMPT ARGS). Exit 0 on success, 1 when "
+        "a server failed, 2 for an unknown SERVER.",
+    )  # fmt: skip
+    _add_common(prompts_cmd, level=2)
+    prompts_cmd.add_argument("server", nargs="?", metavar="SERVER", help="only this server")
+    prompts_cmd.add_argument("--json", action="store_true", help="print a JSON array")
     return parser
 
 

@@ -83,7 +83,8 @@ def test_without_a_pool_the_commands_say_no_servers_are_configured() -> None:
 
 
 def test_the_subcommands_and_server_names_complete(ctx: CommandContext) -> None:
-    assert complete("/mcp re", ctx) == ["reload", "restart"]
+    assert complete("/mcp rel", ctx) == ["reload"]
+    assert complete("/mcp rest", ctx) == ["restart"]
     assert complete("/mcp d", ctx) == ["disable"]
     assert complete("/mcp e", ctx) == ["enable"]
     assert complete("/mcp restart e", ctx) == ["echo"]

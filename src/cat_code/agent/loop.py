@@ -20,8 +20,8 @@ from __future__ import annotations
 
 import asyncio
 import logging
-from collections.abc import Callable
-from dataclasses import dataclass, field
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field, replace
 from typing import Literal
 
 from cat_code.agent.permissions import Permissions
@@ -159,6 +159,50 @@ class Agent:
         except asyncio.CancelledError:
             self._repair_after_cancel(start)
             raise
+
+    async def run_messages(self, messages: Sequence[Message]) -> Outcome:
+        """Run one user turn whose input is several messages (an MCP prompt's): they join
+        the conversation as they are (consecutive ones of a role merged, since roles must
+        alternate), and the model answers the last. If they end with an assistant message,
+        a short user message asks the model to go on. On an error or a cancel before any
+        answer, all of them are taken back out, like a prompt. Raises only cancellation."""
+        merged: list[Message] = []
+        for message in messages:
+            if merged and type(merged[-1]) is type(message):
+                merged[-1].text = f"{merged[-1].text}\n\n{message.text}".strip()
+            else:
+                merged.append(replace(message))
+        if not merged:
+            raise ValueError("run_messages needs at least one message")
+        last = merged.pop()
+        if isinstance(last, AssistantMessage):
+            merged.append(last)
+            last = UserMessage(text="Please continue.")
+        start = len(self.messages)
+        joined = self.messages[-1] if self.messages else None
+        kept_text = joined.text if isinstance(joined, UserMessage) else None
+        for message in merged:
+            if isinstance(message, UserMessage):
+                self._add_user_text(message.text)
+            else:
+                self.messages.append(message)
+        prepended = len(self.messages)
+
+        def take_back() -> None:
+            answered = any(isinstance(m, AssistantMessage) for m in self.messages[prepended:])
+            if not answered and len(self.messages) <= prepended:
+                del self.messages[start:]
+                if isinstance(joined, UserMessage) and kept_text is not None:
+                    joined.text = kept_text
+
+        try:
+            outcome = await self.run(last.text)
+        except asyncio.CancelledError:
+            take_back()
+            raise
+        if outcome.status == "error":
+            take_back()
+        return outcome
 
     # -- model -----------------------------------------------------------------------
 

@@ -114,7 +114,9 @@ async def _run(args: argparse.Namespace, prompt: str) -> int:
                         f"cat-code: MCP server '{status.name}' needs a sign-in: "
                         f"run cat-code mcp login {status.name}"
                     )
-            registry = ToolRegistry(builtin_tools(Path.cwd()))
+            from cat_code.mcp.resource_tools import resource_tools
+
+            registry = ToolRegistry([*builtin_tools(Path.cwd()), *resource_tools(pool)])
             pool.register_into(registry)
             agent = Agent(
                 provider,

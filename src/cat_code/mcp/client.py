@@ -21,7 +21,7 @@ import json
 import logging
 import math
 from collections.abc import Awaitable, Callable
-from dataclasses import replace
+from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any, TypeGuard, cast
 
@@ -36,6 +36,8 @@ from cat_code.mcp.errors import (
     TransportClosed,
     TransportError,
 )
+from cat_code.mcp.prompts import valid_completion, valid_prompt, valid_prompt_result
+from cat_code.mcp.resources import valid_read_result, valid_resource, valid_template
 from cat_code.mcp.session import SUPPORTED_VERSIONS, HandshakeSession, Session
 from cat_code.mcp.session.detect import EraMemory, open_session
 from cat_code.mcp.session.modern import (
@@ -46,7 +48,17 @@ from cat_code.mcp.session.modern import (
     result_type,
 )
 from cat_code.mcp.transport import JsonObject, RequestContext, Transport
-from cat_code.mcp.wire import CallToolResult, ToolDefinition
+from cat_code.mcp.wire import (
+    CallToolResult,
+    Completion,
+    CompletionReference,
+    GetPromptResult,
+    Prompt,
+    ReadResourceResult,
+    Resource,
+    ResourceTemplate,
+    ToolDefinition,
+)
 
 logger = logging.getLogger(__name__)
 
@@ -125,6 +137,11 @@ class McpClient:
         self._started = False
         self._closing = False
         self._deadlines = Deadlines()
+        #: Told when the server says its resources / prompts changed, or one resource did.
+        self.on_resources_changed: Callable[[], None] | None = None
+        self.on_prompts_changed: Callable[[], None] | None = None
+        self.on_resource_updated: Callable[[str], None] | None = None
+        self._listings: dict[str, _Listing] = {method: _Listing() for method in _LISTED}
 
     # -- what the session tells ------------------------------------------------------
 
@@ -574,6 +591,116 @@ class McpClient:
         # still checks every field it reads).
         return cast(CallToolResult, result)
 
+    # -- resources, prompts, completion ------------------------------------------------
+
+    def offers(self, feature: str) -> bool:
+        """Whether the server declared ``feature`` (``resources``, ``prompts``, ...)."""
+        return isinstance(self.server_capabilities.get(feature), dict)
+
+    async def list_resources(self, *, refresh: bool = False) -> list[Resource]:
+        """Every resource over every page ([] with no request if the server has none)."""
+        if not self.offers("resources"):
+            return []
+        return cast(list[Resource], await self._listing("resources/list", refresh))
+
+    async def list_resource_templates(self, *, refresh: bool = False) -> list[ResourceTemplate]:
+        """Every resource template over every page ([] if the server has no resources)."""
+        if not self.offers("resources"):
+            return []
+        listed = await self._listing("resources/templates/list", refresh)
+        return cast(list[ResourceTemplate], listed)
+
+    async def list_prompts(self, *, refresh: bool = False) -> list[Prompt]:
+        """Every prompt over every page ([] with no request if the server has none)."""
+        if not self.offers("prompts"):
+            return []
+        return cast(list[Prompt], await self._listing("prompts/list", refresh))
+
+    def cached_prompts(self) -> list[Prompt] | None:
+        """The prompts as last listed, if that listing is still current (no request)."""
+        return cast("list[Prompt] | None", self._listings["prompts/list"].items)
+
+    async def read_resource(self, uri: str, *, timeout: float | None = None) -> ReadResourceResult:
+        """The contents of one resource (text and/or base64 blobs)."""
+        if not self.offers("resources"):
+            raise ProtocolError(f"server '{self.name}' offers no resources")
+        result = await self.request("resources/read", {"uri": uri}, timeout=timeout)
+        try:
+            return valid_read_result(result, self.name, uri)
+        except ValueError as exc:
+            raise ProtocolError(str(exc)) from None
+
+    async def get_prompt(
+        self, name: str, arguments: dict[str, str] | None = None, *, timeout: float | None = None
+    ) -> GetPromptResult:
+        """One prompt filled in with ``arguments`` (strings, as the spec has them)."""
+        if not self.offers("prompts"):
+            raise ProtocolError(f"server '{self.name}' offers no prompts")
+        params: JsonObject = {"name": name, "arguments": dict(arguments or {})}
+        result = await self.request("prompts/get", params, timeout=timeout)
+        try:
+            return valid_prompt_result(result, self.name, name)
+        except ValueError as exc:
+            raise ProtocolError(str(exc)) from None
+
+    async def complete(
+        self,
+        ref: CompletionReference,
+        argument: str,
+        value: str,
+        context: dict[str, str] | None = None,
+        *,
+        timeout: float | None = None,
+    ) -> Completion:
+        """``completion/complete`` for one argument; no values (and no request) when the
+        server does not declare ``completions``."""
+        if not self.offers("completions"):
+            return {"values": []}
+        params: JsonObject = {"ref": dict(ref), "argument": {"name": argument, "value": value}}
+        if context:
+            params["context"] = {"arguments": dict(context)}
+        return valid_completion(await self.request("completion/complete", params, timeout=timeout))
+
+    async def _listing(self, method: str, refresh: bool) -> list[Any]:
+        """A cached paged list (`list_tools`'s rules: a change mid-listing re-lists)."""
+        listing = self._listings[method]
+        fresh = listing.fresh_until > asyncio.get_running_loop().time()
+        if listing.items is not None and not refresh and fresh:
+            return listing.items
+        items: list[Any] = []
+        for _ in range(MAX_RELISTS):
+            generation = listing.generation
+            items, ttl = await self._pages(method)
+            if generation == listing.generation:
+                listing.items = items
+                listing.fresh_until = asyncio.get_running_loop().time() + ttl
+                break
+        return items
+
+    async def _pages(self, method: str) -> tuple[list[Any], float]:
+        key, valid = _LISTED[method]
+        items: list[Any] = []
+        cursor: Any = None
+        ttl = math.inf
+        for _ in range(MAX_LIST_PAGES):
+            params = {"cursor": cursor} if cursor is not None else None
+            result = await self.request(method, params)
+            if not isinstance(result, dict) or not isinstance(result.get(key), list):
+                raise ProtocolError(f"{method} result has no {key!r} array")
+            items.extend(v for entry in result[key] if (v := valid(entry, self.name)) is not None)
+            if self._modern is not None:
+                ttl = min(ttl, _ttl_s(result))
+            cursor = result.get("nextCursor")
+            if cursor is None:
+                return items, ttl
+        raise ProtocolError(f"{method} did not end after {MAX_LIST_PAGES} pages")
+
+    def _listing_changed(self, *methods: str) -> None:
+        for method in methods:
+            listing = self._listings[method]
+            listing.items = None
+            listing.generation += 1
+
     # -- server-originated messages --------------------------------------------------
 
     def _on_message(self, message: JsonObject) -> None:
@@ -613,6 +740,20 @@ class McpClient:
             self._tools_generation += 1
             if self.on_tools_changed is not None:
                 self.on_tools_changed()
+        elif method == "notifications/resources/list_changed":
+            logger.debug("%s: resource list changed", self.name)
+            self._listing_changed("resources/list", "resources/templates/list")
+            if self.on_resources_changed is not None:
+                self.on_resources_changed()
+        elif method == "notifications/prompts/list_changed":
+            logger.debug("%s: prompt list changed", self.name)
+            self._listing_changed("prompts/list")
+            if self.on_prompts_changed is not None:
+                self.on_prompts_changed()
+        elif method == "notifications/resources/updated":
+            uri = params.get("uri")
+            if isinstance(uri, str) and self.on_resource_updated is not None:
+                self.on_resource_updated(uri)
         else:
             logger.debug("%s: ignoring notification %s", self.name, method)
 
@@ -711,6 +852,24 @@ def _missing_capability(data: Any) -> str:
             if key in data:
                 return json.dumps(data[key])[:200]
     return json.dumps(data)[:200] if data is not None else "(not named)"
+
+
+@dataclass(slots=True)
+class _Listing:
+    """One cached paged list: its items, until when they are fresh, and a change counter."""
+
+    items: list[Any] | None = None
+    fresh_until: float = math.inf
+    #: Bumped by every list_changed, so a listing in flight knows it is stale.
+    generation: int = 0
+
+
+#: Listed method → (the result's array, the check each entry passes).
+_LISTED: dict[str, tuple[str, Callable[[Any, str], Any]]] = {
+    "resources/list": ("resources", valid_resource),
+    "resources/templates/list": ("resourceTemplates", valid_template),
+    "prompts/list": ("prompts", valid_prompt),
+}
 
 
 def _valid_tool(tool: Any, server: str) -> TypeGuard[ToolDefinition]:

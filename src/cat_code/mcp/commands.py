@@ -132,6 +132,10 @@ def run_mcp_command(args: argparse.Namespace) -> int:
         return asyncio.run(_login(config, args.server, no_browser=args.no_browser))
     if command == "logout":
         return asyncio.run(_logout(config, args.server))
+    if command in ("resources", "read", "prompts"):
+        from cat_code.mcp.resource_commands import run_resource_command
+
+        return run_resource_command(args, config)
     raise AssertionError(f"unknown mcp command {command!r}")
 
 

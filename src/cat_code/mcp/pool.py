@@ -32,6 +32,7 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, TypeVar
 
 from cat_code.mcp.adapter import McpTool, assign_names
+from cat_code.mcp.catalog import Gathered, UnknownServer, gather
 from cat_code.mcp.client import ElicitationHandler, McpClient
 from cat_code.mcp.config import (
     BrokenServer,
@@ -47,7 +48,17 @@ from cat_code.mcp.restarts import RestartBudget, RestartPolicy
 from cat_code.mcp.session.detect import ERAS_FILE, EraMemory
 from cat_code.mcp.tool_filter import select_tools
 from cat_code.mcp.transport import Transport
-from cat_code.mcp.wire import CallToolResult, ToolDefinition
+from cat_code.mcp.wire import (
+    CallToolResult,
+    Completion,
+    CompletionReference,
+    GetPromptResult,
+    Prompt,
+    ReadResourceResult,
+    Resource,
+    ResourceTemplate,
+    ToolDefinition,
+)
 from cat_code.tools.base import ProgressCallback
 from cat_code.tools.registry import ToolRegistry
 
@@ -395,6 +406,52 @@ class McpServer:
                 self._lost(describe_error(exc))
             raise
 
+    # -- resources and prompts (through the current connection) ------------------------
+
+    def _connected(self) -> McpClient:
+        client = self._client
+        if self._state is not ServerState.CONNECTED or client is None:
+            why = f": {self.error}" if self.error else ""
+            raise TransportClosed(f"MCP server '{self.name}' is {self._state}{why}")
+        return client
+
+    def offers(self, feature: str) -> bool:
+        """Whether the server is connected and declared ``feature`` (``resources``, ...)."""
+        client = self._client
+        connected = self._state is ServerState.CONNECTED and client is not None
+        return connected and client is not None and client.offers(feature)
+
+    async def list_resources(self) -> list[Resource]:
+        return await self._connected().list_resources()
+
+    async def list_resource_templates(self) -> list[ResourceTemplate]:
+        return await self._connected().list_resource_templates()
+
+    async def read_resource(self, uri: str) -> ReadResourceResult:
+        return await self._connected().read_resource(uri)
+
+    async def list_prompts(self) -> list[Prompt]:
+        return await self._connected().list_prompts()
+
+    def cached_prompts(self) -> list[Prompt]:
+        """The prompts as last listed (no request; [] when not listed or not connected)."""
+        client = self._client
+        if client is None or not self.offers("prompts"):
+            return []
+        return client.cached_prompts() or []
+
+    async def get_prompt(self, name: str, arguments: dict[str, str]) -> GetPromptResult:
+        return await self._connected().get_prompt(name, arguments)
+
+    async def complete(
+        self,
+        ref: CompletionReference,
+        argument: str,
+        value: str,
+        context: dict[str, str] | None = None,
+    ) -> Completion:
+        return await self._connected().complete(ref, argument, value, context)
+
     def status(self) -> ServerStatus:
         client = self._client
         failed = self._state is ServerState.FAILED
@@ -734,6 +791,49 @@ class McpPool:
 
     def find_tool(self, name: str) -> McpTool | None:
         return next((t for t in self.tools() if t.name == name), None)
+
+    # -- resources and prompts across servers (`cat_code.mcp.catalog`) ------------------
+
+    def connected(self, server: str | None = None) -> list[McpServer]:
+        """The CONNECTED servers (or the one named); `UnknownServer` for a name not among them."""
+        chosen = [s for s in self.servers if s.state is ServerState.CONNECTED]
+        if server is None:
+            return chosen
+        found = [s for s in chosen if s.name == server]
+        if not found:
+            raise UnknownServer(server, [s.name for s in chosen])
+        return found
+
+    async def resources(self, server: str | None = None) -> Gathered[Resource]:
+        return await gather(self.connected(server), lambda s: s.list_resources())
+
+    async def resource_templates(self, server: str | None = None) -> Gathered[ResourceTemplate]:
+        return await gather(self.connected(server), lambda s: s.list_resource_templates())
+
+    async def prompts(self, server: str | None = None) -> Gathered[Prompt]:
+        return await gather(self.connected(server), lambda s: s.list_prompts())
+
+    def known_prompts(self) -> list[tuple[str, Prompt]]:
+        """Every connected server's prompts as last listed (no request)."""
+        return [(s.name, p) for s in self.connected() for p in s.cached_prompts()]
+
+    async def read_resource(self, server: str, uri: str) -> ReadResourceResult:
+        return await self.connected(server)[0].read_resource(uri)
+
+    async def get_prompt(
+        self, server: str, name: str, arguments: dict[str, str]
+    ) -> GetPromptResult:
+        return await self.connected(server)[0].get_prompt(name, arguments)
+
+    async def complete(
+        self,
+        server: str,
+        ref: CompletionReference,
+        argument: str,
+        value: str,
+        context: dict[str, str] | None = None,
+    ) -> Completion:
+        return await self.connected(server)[0].complete(ref, argument, value, context)
 
     def instructions(self) -> dict[str, str]:
         """The ``instructions`` of every connected server that gave some, by server name."""

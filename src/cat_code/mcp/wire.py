@@ -144,3 +144,95 @@ class CallToolResult(TypedDict, total=False):
     #: 2026-07-28+: ``"complete"`` when absent.
     resultType: str
     _meta: Meta
+
+
+# -- resources, prompts, completion (the server features beyond tools) ---------------------
+
+
+class Resource(TypedDict, total=False):
+    """One entry of a ``resources/list`` result."""
+
+    uri: Required[str]
+    name: Required[str]
+    title: str
+    description: str
+    mimeType: str
+    size: int
+    icons: list[Icon]
+    annotations: Annotations
+    _meta: Meta
+
+
+class ResourceTemplate(TypedDict, total=False):
+    """One entry of a ``resources/templates/list`` result (an RFC 6570 URI template)."""
+
+    uriTemplate: Required[str]
+    name: Required[str]
+    title: str
+    description: str
+    mimeType: str
+    icons: list[Icon]
+    annotations: Annotations
+    _meta: Meta
+
+
+ResourceContents = TextResourceContents | BlobResourceContents
+
+
+class ReadResourceResult(TypedDict, total=False):
+    """The result of ``resources/read``: one or more contents (a folder may give several)."""
+
+    contents: Required[list[ResourceContents]]
+    _meta: Meta
+
+
+class PromptArgument(TypedDict, total=False):
+    name: Required[str]
+    title: str
+    description: str
+    required: bool
+
+
+class Prompt(TypedDict, total=False):
+    """One entry of a ``prompts/list`` result."""
+
+    name: Required[str]
+    title: str
+    description: str
+    arguments: list[PromptArgument]
+    icons: list[Icon]
+    _meta: Meta
+
+
+class PromptMessage(TypedDict):
+    role: Role
+    content: ContentBlock
+
+
+class GetPromptResult(TypedDict, total=False):
+    """The result of ``prompts/get``."""
+
+    description: str
+    messages: Required[list[PromptMessage]]
+    _meta: Meta
+
+
+class PromptReference(TypedDict, total=False):
+    type: Required[Literal["ref/prompt"]]
+    name: Required[str]
+
+
+class ResourceTemplateReference(TypedDict, total=False):
+    type: Required[Literal["ref/resource"]]
+    uri: Required[str]
+
+
+CompletionReference = PromptReference | ResourceTemplateReference
+
+
+class Completion(TypedDict, total=False):
+    """What ``completion/complete`` suggests (at most 100 values)."""
+
+    values: Required[list[str]]
+    total: int
+    hasMore: bool

@@ -18,7 +18,7 @@ import asyncio
 import logging
 import signal
 import sys
-from collections.abc import Awaitable, Iterable
+from collections.abc import AsyncGenerator, Awaitable, Iterable
 from pathlib import Path
 from typing import Any, TypeVar
 
@@ -40,14 +40,19 @@ from cat_code.agent.providers import (
     create_provider,
     resolve_model,
 )
-from cat_code.agent.providers.base import ToolCall
+from cat_code.agent.providers.base import Message, ToolCall
 from cat_code.agent.system_prompt import build_system_prompt
 from cat_code.agent.transcript import compact_json
 from cat_code.mcp.commands import load_config_from_args
 from cat_code.mcp.config import McpConfig, cat_code_home, load_config
+from cat_code.mcp.errors import McpClientError, describe_error
 from cat_code.mcp.pool import McpPool, McpServer, ServerStatus
+from cat_code.mcp.prompts import command_names
+from cat_code.mcp.resource_tools import resource_tools
+from cat_code.repl import prompt_commands
 from cat_code.repl.commands import (
     COMMANDS,
+    Action,
     CallTool,
     ClearConversation,
     CommandContext,
@@ -62,6 +67,14 @@ from cat_code.repl.commands import (
     is_command,
 )
 from cat_code.repl.elicitation import fill_form
+from cat_code.repl.mentions import (
+    MentionError,
+    attach_resources,
+    complete_mention,
+    find_mentions,
+    mention_word,
+)
+from cat_code.repl.prompt_commands import ListPrompts, ListResources, RunPrompt
 from cat_code.repl.render import (
     ConsoleLogHandler,
     TurnView,
@@ -76,6 +89,8 @@ from cat_code.tools.registry import DuplicateToolError, ToolRegistry
 logger = logging.getLogger(__name__)
 
 PROMPT = "› "
+#: How long a command waits for prompt listings before it goes on with what is known.
+PROMPT_LISTING_TIMEOUT_S = 5.0
 HISTORY_FILE = "history"
 _T = TypeVar("_T")
 _DOING = {"restart": "restarting", "disable": "disabling", "enable": "enabling"}
@@ -218,7 +233,10 @@ class Repl:
     async def _connect_mcp(self, pool: McpPool) -> None:
         try:
             await pool.connect_all()
+            await _list_prompts(pool)
             try:
+                for tool in resource_tools(pool):
+                    self.registry.register(tool)
                 pool.register_into(self.registry)
             except DuplicateToolError as exc:
                 logger.warning("%s", exc)
@@ -254,6 +272,7 @@ class Repl:
                 continue
             try:
                 if is_command(line):
+                    await self._list_prompts()
                     action = handle_command(line, self.context())
                     if isinstance(action, Exit):
                         return
@@ -263,6 +282,12 @@ class Repl:
             except Exception as exc:  # a bug in one command must not end the session
                 logger.debug("handling %r failed", line, exc_info=True)
                 self.console.print(error_line(f"internal error: {type(exc).__name__}: {exc}"))
+
+    async def _list_prompts(self) -> None:
+        """List the prompts again where a server said they changed (no request otherwise),
+        so the prompt commands are current; bounded, and quiet on failure."""
+        if self.pool is not None and self._mcp_ready.is_set():
+            await _list_prompts(self.pool)
 
     def context(self) -> CommandContext:
         pool = self.pool
@@ -281,11 +306,12 @@ class Repl:
         agent = self.agent
         return agent.tool_search.status(agent.messages) if agent is not None else None
 
-    async def _perform(
-        self,
-        action: Show | CallTool | Login | Logout | ReloadConfig | ManageServer | ClearConversation,
-    ) -> None:
-        if isinstance(action, Login | Logout):
+    async def _perform(self, action: Action) -> None:
+        if isinstance(action, ListResources | ListPrompts | RunPrompt):
+            await self._offering(action)
+        elif isinstance(action, Exit):
+            return
+        elif isinstance(action, Login | Logout):
             await self._sign(action)
         elif isinstance(action, ReloadConfig | ManageServer):
             await self._manage(action)
@@ -321,16 +347,27 @@ class Repl:
         finally:
             self.view.end()
 
-    async def _run_prompt(self, text: str) -> None:
+    async def _run_prompt(self, text: str | list[Message]) -> None:
         if self.agent is None:
             self.console.print(note_line(self.model_problem or "No model configured."))
             return
         if not await self._wait_for_mcp():
             self.console.print(note_line("⎿ cancelled"))
             return
+        if isinstance(text, str) and find_mentions(text):
+            try:
+                attached = await self._in_foreground(attach_resources(text, self.pool))
+            except MentionError as exc:
+                self.console.print(error_line(f"{exc} — the prompt was not sent (↑ edits it)"))
+                return
+            if isinstance(attached, _Cancelled):
+                return
+            text = attached
+        agent = self.agent
         self.view.begin()
         try:
-            outcome = await self._in_foreground(self.agent.run(text))
+            turn = agent.run(text) if isinstance(text, str) else agent.run_messages(text)
+            outcome = await self._in_foreground(turn)
         finally:
             self.view.end()
         if isinstance(outcome, _Cancelled):
@@ -344,6 +381,42 @@ class Repl:
         if outcome.stop_reason == "max_tokens":
             self.console.print(note_line("(the answer was cut off at the output token limit)"))
         self.console.print()
+
+    async def _offering(self, action: ListResources | ListPrompts | RunPrompt) -> None:
+        """``/mcp resources``, ``/mcp prompts`` and the prompt commands."""
+        from cat_code.mcp.resource_commands import format_prompts, format_resources
+
+        pool = self.pool
+        if pool is None or not await self._wait_for_mcp():
+            return
+        try:
+            if isinstance(action, ListResources):
+                resources = await self._in_foreground(pool.resources(action.server))
+                templates = await self._in_foreground(pool.resource_templates(action.server))
+                if isinstance(resources, _Cancelled) or isinstance(templates, _Cancelled):
+                    return
+                self.console.print(Text(format_resources(resources.items, templates.items)))
+                failures = {**resources.failures, **templates.failures}
+            elif isinstance(action, ListPrompts):
+                prompts = await self._in_foreground(pool.prompts(action.server))
+                if isinstance(prompts, _Cancelled):
+                    return
+                named = command_names(prompts.items)
+                self.console.print(Text(format_prompts([(c, p) for c, (_, p) in named.items()])))
+                failures = prompts.failures
+            else:
+                messages = await self._in_foreground(prompt_commands.get_prompt(pool, action))
+                if isinstance(messages, _Cancelled):
+                    return
+                count = f"{len(messages)} message{'' if len(messages) == 1 else 's'}"
+                self.console.print(note_line(f"⎿ {action.command}: {count} from '{action.server}'"))
+                await self._run_prompt(messages)
+                return
+        except McpClientError as exc:
+            self.console.print(error_line(describe_error(exc)))
+            return
+        for name, why in failures.items():
+            self.console.print(error_line(f"MCP server '{name}' could not list: {why}"))
 
     async def _call_tool(self, action: CallTool) -> None:
         tool = self.registry.get(action.name)
@@ -530,6 +603,37 @@ class _SlashCompleter(Completer):
         for candidate in complete(text, self.repl.context()):
             meta = COMMANDS.get(candidate, ("", ""))[1] if " " not in text else ""
             yield Completion(candidate, start_position=-len(word), display_meta=meta)
+
+    async def get_completions_async(
+        self, document: Document, complete_event: CompleteEvent
+    ) -> AsyncGenerator[Completion, None]:
+        """What needs a server: ``@server:uri`` mentions and prompt command arguments
+        (``completion/complete``); everything else as `get_completions` has it."""
+        text = document.text_before_cursor
+        pool = self.repl.pool
+        mention = mention_word(text) if "\n" not in text else None
+        if pool is not None and self.repl._mcp_ready.is_set():
+            if mention is not None:
+                for candidate in await complete_mention(mention, pool):
+                    yield Completion(candidate, start_position=-len(mention))
+                return
+            if prompt_commands.is_prompt_command(text) and " " not in text:
+                await _list_prompts(pool)  # a server may have changed them since
+            elif prompt_commands.is_prompt_command(text):
+                word, candidates = await prompt_commands.complete_argument(text, pool)
+                for candidate in candidates:
+                    yield Completion(candidate, start_position=-len(word))
+                return
+        for completion in self.get_completions(document, complete_event):
+            yield completion
+
+
+async def _list_prompts(pool: McpPool) -> None:
+    try:
+        async with asyncio.timeout(PROMPT_LISTING_TIMEOUT_S):
+            await pool.prompts()
+    except TimeoutError:
+        logger.debug("listing the MCP prompts took too long")
 
 
 def _key_bindings() -> KeyBindings:

@@ -18,6 +18,8 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Literal
 
+from cat_code.repl import prompt_commands
+from cat_code.repl.prompt_commands import ListPrompts, ListResources, RunPrompt
 from cat_code.tools.registry import ToolRegistry
 
 if TYPE_CHECKING:
@@ -71,7 +73,19 @@ class Exit:
     pass
 
 
-Action = Show | CallTool | Login | Logout | ReloadConfig | ManageServer | ClearConversation | Exit
+Action = (
+    Show
+    | CallTool
+    | Login
+    | Logout
+    | ReloadConfig
+    | ManageServer
+    | ClearConversation
+    | Exit
+    | ListResources
+    | ListPrompts
+    | RunPrompt
+)
 
 
 @dataclass(slots=True)
@@ -100,6 +114,8 @@ COMMANDS: dict[str, tuple[str, str]] = {
     "/mcp tools": ("[SERVER]", "the tools of every MCP server, or of SERVER"),
     "/mcp call": ("TOOL [JSON]", "call an MCP tool yourself, e.g. /mcp call mcp__echo__echo "
                   '{"text": "hi"}'),
+    "/mcp resources": ("[SERVER]", "the resources of every MCP server; @server:uri attaches one"),
+    "/mcp prompts": ("[SERVER]", "the prompts of every MCP server, as /mcp__server__prompt"),
     "/mcp login": ("SERVER", "sign in to a remote MCP server (OAuth, in a browser)"),
     "/mcp logout": ("SERVER", "forget a remote MCP server's sign-in"),
     "/mcp reload": ("", "re-read the MCP config: new servers start, removed ones stop, "
@@ -129,7 +145,8 @@ def handle_command(line: str, ctx: CommandContext) -> Action:
     name = words[0].lower() if words else "/"
     rest = words[1].strip() if len(words) > 1 else ""
     if name in ("/", "/help", "/?"):
-        return Show(help_text())
+        prompts = prompt_commands.help_lines(ctx)
+        return Show(f"{help_text()}\n{prompts}" if prompts else help_text())
     if name in ("/exit", "/quit"):
         return Exit()
     if name == "/clear":
@@ -147,6 +164,9 @@ def handle_command(line: str, ctx: CommandContext) -> Action:
         return Show(model_text(ctx))
     if name == "/mcp":
         return _mcp(rest, ctx)
+    if prompt_commands.is_prompt_command(words[0]):
+        run = prompt_commands.prompt_command(words[0], rest, ctx)
+        return Show(run, "error") if isinstance(run, str) else run
     guess = difflib.get_close_matches(name, _COMMAND_NAMES, n=1, cutoff=0.6)
     hint = f"did you mean {guess[0]}? " if guess else ""
     return Show(f"unknown command {words[0]} — {hint}/help lists the commands", "error")
@@ -159,7 +179,8 @@ _MANAGE_VERBS: dict[str, Literal["restart", "disable", "enable"]] = {
     "enable": "enable",
 }
 _MCP_SUBCOMMANDS = (
-    "tools", "call", "login", "logout", "reload", "restart", "disable", "enable",
+    "tools", "resources", "prompts", "call", "login", "logout", "reload", "restart", "disable",
+    "enable",
 )  # fmt: skip
 
 
@@ -180,6 +201,11 @@ def _mcp(rest: str, ctx: CommandContext) -> Action:
         if ctx.mcp_connecting:
             text += "\n  (servers are still connecting; more tools may follow)"
         return Show(text)
+    if sub in ("resources", "prompts"):
+        if tail and (ctx.pool is None or tail not in ctx.pool.config.names):
+            known = ", ".join(ctx.pool.config.names) if ctx.pool else "none"
+            return Show(f"no MCP server named {tail!r} (configured: {known or 'none'})", "error")
+        return ListResources(tail or None) if sub == "resources" else ListPrompts(tail or None)
     if sub == "call":
         return _mcp_call(tail, ctx)
     if sub in ("login", "logout"):
@@ -191,8 +217,9 @@ def _mcp(rest: str, ctx: CommandContext) -> Action:
     if (verb := _MANAGE_VERBS.get(sub)) is not None:
         return _mcp_manage(verb, tail, ctx)
     return Show(
-        f"unknown /mcp subcommand {sub!r} — try /mcp, /mcp tools, /mcp call, /mcp login, "
-        "/mcp logout, /mcp reload, /mcp restart, /mcp disable or /mcp enable",
+        f"unknown /mcp subcommand {sub!r} — try /mcp, /mcp tools, /mcp resources, /mcp prompts, "
+        "/mcp call, /mcp login, /mcp logout, /mcp reload, /mcp restart, /mcp disable or "
+        "/mcp enable",
         "error",
     )
 
@@ -320,7 +347,8 @@ def complete(text: str, ctx: CommandContext) -> list[str]:
     words = text.split(" ")
     if len(words) == 1:
         names = sorted({n.split(" ")[0] for n in COMMANDS} | {"/quit"})
-        return [n for n in names if n.startswith(words[0].lower())]
+        found = [n for n in names if n.startswith(words[0].lower())]
+        return found + prompt_commands.complete_command(words[0], ctx)
     if words[0] == "/mcp" and len(words) == 2:
         return [s for s in _MCP_SUBCOMMANDS if s.startswith(words[1])]
     if words[0] == "/mcp" and words[1] in ("restart", "disable", "enable") and len(words) == 3:
@@ -332,7 +360,8 @@ def complete(text: str, ctx: CommandContext) -> list[str]:
             return []
         remote = [s.name for s in ctx.pool.config.servers if s.type in ("http", "sse")]
         return [n for n in remote if n.startswith(words[2])]
-    if words[:2] == ["/mcp", "tools"] and len(words) == 3 and ctx.pool is not None:
+    listings = ("tools", "resources", "prompts")
+    if words[0] == "/mcp" and len(words) == 3 and words[1] in listings and ctx.pool is not None:
         return [n for n in ctx.pool.config.names if n.startswith(words[2])]
     if words[:2] == ["/mcp", "call"] and len(words) == 3:
         return [n for n in ctx.registry.names() if n.startswith(words[2]) and n.startswith("mcp__")]

@@ -55,6 +55,12 @@ LISTEN_BACKOFF_S = (0.5, 30.0)
 #: A listen stream that lasted this long before it ended resets the backoff.
 LISTEN_HEALTHY_S = 10.0
 METHOD_NOT_FOUND = -32601
+#: Server capability → the ``subscriptions/listen`` flag for its list changes.
+_LIST_CHANGED = {
+    "tools": "toolsListChanged",
+    "resources": "resourcesListChanged",
+    "prompts": "promptsListChanged",
+}
 
 ResultType = Literal["complete", "input_required"]
 
@@ -251,11 +257,19 @@ class StatelessSession:
     async def open(self, link: Link, capabilities: JsonObject) -> None:
         """Nothing to open; change notifications come on ``subscriptions/listen``."""
         self.set_capabilities(capabilities)
-        tools = self.server_capabilities.get("tools")
-        if isinstance(tools, dict) and tools.get("listChanged"):
+        if self._subscriptions():
             self._listener = asyncio.create_task(
                 self._listen(link), name=f"mcp-subscriptions:{link.name}"
             )
+
+    def _subscriptions(self) -> dict[str, bool]:
+        """The list changes to listen for: those whose feature declares ``listChanged``."""
+        wanted = {}
+        for feature, flag in _LIST_CHANGED.items():
+            declared = self.server_capabilities.get(feature)
+            if isinstance(declared, dict) and declared.get("listChanged"):
+                wanted[flag] = True
+        return wanted
 
     def expired(self, exc: HttpStatusError, sent: RequestContext) -> bool:
         return False  # no session, nothing to expire
@@ -278,7 +292,7 @@ class StatelessSession:
         loop = asyncio.get_running_loop()
         while True:
             params, context = self.prepare(
-                "subscriptions/listen", {"notifications": {"toolsListChanged": True}}
+                "subscriptions/listen", {"notifications": self._subscriptions()}
             )
             context = RequestContext(headers=context.headers, long_lived=True)
             opened = loop.time()

@@ -1,0 +1,155 @@
+"""Prompt commands, ``/mcp resources|prompts``, ``@server:uri`` mentions and their Tab
+completion, against the `mcp` SDK's resource server over stdio (a real pool)."""
+
+from __future__ import annotations
+
+import sys
+from collections.abc import AsyncIterator
+from pathlib import Path
+
+import pytest
+import pytest_asyncio
+
+from cat_code.agent.providers.base import AssistantMessage, UserMessage
+from cat_code.mcp.config import McpConfig, StdioServerConfig
+from cat_code.mcp.pool import McpPool
+from cat_code.repl.commands import CommandContext, Show, complete, handle_command
+from cat_code.repl.mentions import (
+    Mention,
+    MentionError,
+    attach_resources,
+    complete_mention,
+    find_mentions,
+    mention_word,
+)
+from cat_code.repl.prompt_commands import (
+    ListPrompts,
+    ListResources,
+    RunPrompt,
+    complete_argument,
+    get_prompt,
+)
+from cat_code.tools.registry import ToolRegistry
+
+RESOURCE_SERVER = Path(__file__).resolve().parents[1] / "servers" / "resource_server.py"
+
+
+#: One server for the whole module: starting the SDK's server takes a while.
+pytestmark = pytest.mark.asyncio(loop_scope="module")
+
+
+@pytest_asyncio.fixture(scope="module", loop_scope="module")
+async def pool() -> AsyncIterator[McpPool]:
+    entry = StdioServerConfig(
+        name="notes", source=Path("t.json"), command=sys.executable,
+        args=(str(RESOURCE_SERVER),), startup_timeout_s=30, protocol_version="2025-11-25",
+    )  # fmt: skip
+    async with McpPool(McpConfig(servers=[entry])) as pool:
+        await pool.connect_all()
+        await pool.prompts()  # what the REPL does once connected
+        yield pool
+
+
+def ctx_of(pool: McpPool | None) -> CommandContext:
+    return CommandContext(registry=ToolRegistry(), pool=pool)
+
+
+async def test_a_prompt_command_takes_its_arguments_and_names_missing_ones(pool: McpPool) -> None:
+    ctx = ctx_of(pool)
+    action = handle_command('/mcp__notes__review "my file.py" focus=speed', ctx)
+    assert action == RunPrompt(
+        "/mcp__notes__review", "notes", "review", {"path": "my file.py", "focus": "speed"}
+    )
+    missing = handle_command("/mcp__notes__review", ctx)
+    assert missing == Show(
+        "/mcp__notes__review: missing required argument: path\n"
+        "usage: /mcp__notes__review path [focus]",
+        "error",
+    )
+    unknown = handle_command("/mcp__notes__nope", ctx)
+    assert isinstance(unknown, Show) and unknown.kind == "error"
+    assert "unknown command /mcp__notes__nope" in unknown.text and "/mcp prompts" in unknown.text
+
+
+async def test_help_lists_the_prompt_commands_and_tab_completes_them(pool: McpPool) -> None:
+    ctx = ctx_of(pool)
+    shown = handle_command("/help", ctx)
+    assert isinstance(shown, Show)
+    assert "MCP prompts" in shown.text
+    assert (
+        "/mcp__notes__review path [focus]  Review a file with attention to one topic" in shown.text
+    )
+    assert complete("/mcp__notes__p", ctx) == [
+        "/mcp__notes__p3",
+        "/mcp__notes__p4",
+        "/mcp__notes__paint",
+    ]
+    assert "resources" in complete("/mcp r", ctx)
+    assert complete("/mcp prompts no", ctx) == ["notes"]
+
+
+async def test_mcp_resources_and_prompts_are_actions_and_unknown_servers_are_named(
+    pool: McpPool,
+) -> None:
+    ctx = ctx_of(pool)
+    assert handle_command("/mcp resources", ctx) == ListResources(None)
+    assert handle_command("/mcp prompts notes", ctx) == ListPrompts("notes")
+    assert handle_command("/mcp resources ghost", ctx) == Show(
+        "no MCP server named 'ghost' (configured: notes)", "error"
+    )
+
+
+async def test_a_prompt_is_got_as_conversation_messages(pool: McpPool) -> None:
+    messages = await get_prompt(
+        pool, RunPrompt("/mcp__notes__paint", "notes", "paint", {"colour": "red"})
+    )
+    assert messages == [
+        UserMessage(text="Describe red."),
+        AssistantMessage(text="Which shade?"),
+        UserMessage(text="The brightest."),
+    ]
+
+
+async def test_prompt_arguments_complete_through_the_server(pool: McpPool) -> None:
+    assert await complete_argument("/mcp__notes__paint b", pool) == ("b", ["blue"])
+    assert await complete_argument("/mcp__notes__paint colour=c", pool) == (
+        "colour=c",
+        ["colour=cyan"],
+    )
+    word, values = await complete_argument("/mcp__notes__review x.py ", pool)
+    assert (word, values) == ("", ["'x.py security'", "'x.py style'"])
+
+
+async def test_mentions_are_a_configured_server_and_a_uri_with_a_scheme() -> None:
+    text = "see @notes:note://readme, and @docs:file:///a%20b.md. not @bob:hi or a@b:c://d"
+    assert find_mentions(text) == [
+        Mention("notes", "note://readme"),
+        Mention("docs", "file:///a%20b.md"),
+    ]
+    assert find_mentions(text, {"notes"}) == [Mention("notes", "note://readme")]
+    assert mention_word("read @notes:no") == "@notes:no"
+    assert mention_word("read @notes:no ") is None
+
+
+async def test_a_mention_attaches_the_resource_and_a_bad_one_stops_the_prompt(
+    pool: McpPool,
+) -> None:
+    sent = await attach_resources("summarise @notes:note://readme please", pool)
+    assert sent == (
+        "summarise @notes:note://readme please\n\n"
+        '<resource server="notes" uri="note://readme">\n# Read me\nThe notes server.\n</resource>'
+    )
+    assert await attach_resources("no mention here", pool) == "no mention here"
+    with pytest.raises(MentionError, match=r"note://gone.*'notes'"):
+        await attach_resources("@notes:note://gone", pool)
+    with pytest.raises(MentionError, match="no MCP server named 'ghost' \\(configured: notes\\)"):
+        await attach_resources("@ghost:a://b", pool)
+
+
+async def test_mentions_complete_servers_then_uris_then_template_values(pool: McpPool) -> None:
+    assert await complete_mention("@no", pool) == ["@notes:"]
+    uris = await complete_mention("@notes:note://n", pool)
+    assert uris == [f"@notes:note://n{i}" for i in range(1, 5)]
+    assert await complete_mention("@notes:col", pool) == ["@notes:colour://"]
+    assert await complete_mention("@notes:colour://g", pool) == ["@notes:colour://green"]
+    assert await complete_mention("@ghost:x", pool) == []
