@@ -36,6 +36,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 
 import context_workloads
 import impls
+import lifecycle_workloads
 import workloads
 from process_workloads import ProcessBench
 from report import IMPLS, LABELS, Metric, Result, entry, markdown
@@ -137,6 +138,13 @@ METRICS = [
         "(reference: off)",
         other_target=("tool search off", 0.15),
         floor_is="—",
+        sdk_is="",
+    ),
+    Metric(
+        "stdio.restart",
+        "s",
+        "from a crashed (SIGKILLed) stdio server to a successful call on it",
+        floor_is="by hand: wait for the exit, spawn, initialize, list, call",
         sdk_is="",
     ),
 ]
@@ -310,6 +318,9 @@ async def run_in_process(bench: Bench) -> None:
         await bench.run_sessions(workload)
     await bench.run_async(["stdio.parallel_connect"], w.stdio_parallel_connect)
     await bench.run_async(["stdio.parallel_connect_slow"], w.stdio_parallel_connect_slow)
+    await bench.run_async(
+        ["stdio.restart"], lifecycle_workloads.stdio_restart, ("cat_code", "floor")
+    )
     http_names = [m.name for m in METRICS if m.name.startswith("http.")]
     if not bench.wanted(*http_names):
         return

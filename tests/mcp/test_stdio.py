@@ -500,6 +500,8 @@ async def test_hurry_during_the_terminate_grace_kills_a_server_that_ignores_sigt
     await transport.start(ignore_message, ignore_close)
     assert transport.pid is not None
     try:
+        # It says so once it ignores SIGTERM (a SIGTERM before that would end it).
+        await wait_until(lambda: "misbehaving server ready" in transport.diagnostics(), 20)
         closing = asyncio.create_task(transport.close())
         await wait_until(lambda: signal.SIGTERM in signals_sent, timeout=20)
         assert alive(transport.pid)  # SIGTERM ignored: the close waits out its grace

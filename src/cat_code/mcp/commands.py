@@ -76,11 +76,12 @@ def format_status(statuses: Sequence[ServerStatus], files: Sequence[Path] = ()) 
         # A broken entry may have no target to show: then no empty "(?: )".
         where = f"({s.transport}: {s.target})" if s.target else ""
         if s.state == "CONNECTED":
-            lines.append(f"{head}  {f'{s.tools} tool(s)'.ljust(count_width)}  {where}".rstrip())
+            line = f"{head}  {f'{s.tools} tool(s)'.ljust(count_width)}  {where}".rstrip()
         elif s.error:
-            lines.append(f"{head}  {where} — {s.error}" if where else f"{head}  {s.error}")
+            line = f"{head}  {where} — {s.error}" if where else f"{head}  {s.error}"
         else:
-            lines.append(f"{head}  {where}".rstrip())
+            line = f"{head}  {where}".rstrip()
+        lines.append(f"{line}  restarted {s.restarts}×" if s.restarts else line)
         if s.state == "FAILED" and s.stderr_tail and "last stderr" not in (s.error or ""):
             indent = " " * (4 + name_width + state_width)
             lines.append(f"{indent}stderr (last lines):")

@@ -5,9 +5,14 @@ read (never computed by side effect) by status — and its connection, through o
 task that opens the transport, opens the session, lists the tools, waits for
 ``close_all`` and closes what it opened: open, use and close happen in that one task.
 A connection that ends by itself (a stdio child exits) makes its server FAILED at that
-moment, with the reason. Tools call through their server, not a connection, and the
-registered name of each (server, tool) is pinned for the life of the pool, so a tool
-list change or a reconnect never renames a tool the model has seen. ``connect_all``
+moment, with the reason; the next call to one of its tools starts it again in place (the
+same `McpServer`, a new owner task and connection), within a `RestartBudget` (3 restarts
+in 60 s), after which it stays FAILED until `restart`. Tools call through their server,
+not a connection, and the registered name of each (server, tool) is pinned for the life
+of the pool, so a tool list change, a restart or a reload never renames a tool the model
+has seen. Restarts, `reload`, `disable` and `enable` of one server are serialised by its
+lifecycle lock. Creating a pool reaps the stdio groups a killed cat-code left behind
+(`run_records`). ``connect_all``
 waits until every server is CONNECTED or FAILED, each bounded by its startup timeout;
 tools are then named in config order, so collisions go the same way every run.
 ``close_all`` finishes closing every server even when its caller is cancelled. HTTP and
@@ -22,9 +27,9 @@ from __future__ import annotations
 import asyncio
 import enum
 import logging
-from collections.abc import Awaitable, Callable
+from collections.abc import Awaitable, Callable, Coroutine
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, TypeVar
 
 from cat_code.mcp.adapter import McpTool, assign_names
 from cat_code.mcp.catalog import Gathered, UnknownServer, gather
@@ -37,7 +42,9 @@ from cat_code.mcp.config import (
     StdioServerConfig,
     cat_code_home,
 )
-from cat_code.mcp.errors import McpClientError, TransportClosed, describe_error
+from cat_code.mcp.errors import ConnectError, McpClientError, TransportClosed, describe_error
+from cat_code.mcp.reload import ReloadPlan, plan_reload
+from cat_code.mcp.restarts import RestartBudget, RestartPolicy
 from cat_code.mcp.session.detect import ERAS_FILE, EraMemory
 from cat_code.mcp.tool_filter import select_tools
 from cat_code.mcp.transport import Transport
@@ -63,6 +70,7 @@ if TYPE_CHECKING:
 
 logger = logging.getLogger(__name__)
 
+_T = TypeVar("_T")
 #: Extra time over a server's startup timeout before its owner task is cancelled outright.
 _STARTUP_SLACK_S = 1.0
 
@@ -101,6 +109,8 @@ class ServerStatus:
     era: str | None = None
     stderr_tail: list[str] = field(default_factory=list)
     server_info: dict[str, Any] = field(default_factory=dict)
+    #: How many times cat-code started it again after it stopped by itself.
+    restarts: int = 0
 
     def to_json(self) -> dict[str, Any]:
         return {
@@ -114,6 +124,7 @@ class ServerStatus:
             "era": self.era,
             "stderrTail": self.stderr_tail,
             "serverInfo": self.server_info,
+            "restarts": self.restarts,
         }
 
 
@@ -213,6 +224,14 @@ class McpServer:
         self._halt = asyncio.Event()
         self._refresh: asyncio.Task[None] | None = None
         self._stopping = False
+        #: Automatic restarts so far (status shows them), and the window that limits them.
+        self.restarts = 0
+        self.budget = RestartBudget(pool.restart_policy)
+        #: FAILED because its connection ended by itself: the next call restarts it.
+        self._healable = False
+        self._healing: asyncio.Task[None] | None = None
+        #: Held while the server is stopped, restarted, disabled or enabled.
+        self.lifecycle = asyncio.Lock()
         if config.disabled:
             self._ready.set()
 
@@ -239,6 +258,11 @@ class McpServer:
     def _fail(self, reason: str) -> None:
         self._state = ServerState.FAILED
         self.error = reason
+
+    @property
+    def healable(self) -> bool:
+        """FAILED after it had connected, and not given up on: a call restarts it."""
+        return self._state is ServerState.FAILED and self._healable
 
     # -- the owner task ------------------------------------------------------------------
 
@@ -313,6 +337,37 @@ class McpServer:
             return
         logger.warning("MCP server '%s' stopped: %s", self.name, reason)
         self._fail(reason)
+        self._healable = True
+
+    async def stop_owner(self) -> None:
+        """End the owner task (it closes what it opened) and wait until it has."""
+        self._halt.set()
+        task = self.task
+        if task is None:
+            return
+        if not self._ready.is_set():
+            task.cancel()  # still starting: nothing to wait for
+        await asyncio.wait([task])
+        if not task.cancelled():
+            task.exception()  # owner tasks never raise; leave nothing unretrieved
+
+    def start_again(self, stop: asyncio.Event) -> None:
+        """A new owner task after `stop_owner`: fresh events, no connection, no error."""
+        self._ready = asyncio.Event()
+        self._halt = asyncio.Event()
+        self._stopping = False
+        self._client = None
+        self._refresh = None
+        self.error = None
+        self._healable = False
+        self.start(stop)
+
+    def disable(self) -> None:
+        """DISABLED for this session (after `stop_owner`)."""
+        self._state = ServerState.DISABLED
+        self.error = None
+        self._healable = False
+        self._ready.set()
 
     def _tools_changed(self) -> None:
         if self._state is not ServerState.CONNECTED or self._stopping:
@@ -332,14 +387,24 @@ class McpServer:
         *,
         progress: ProgressCallback | None = None,
     ) -> CallToolResult:
-        """Call one of this server's tools through its current connection."""
+        """Call one of this server's tools through its current connection (started again
+        first if it stopped by itself since the last call)."""
+        if self.healable:
+            await self._pool.heal(self)
         client = self._client
         if self._state is not ServerState.CONNECTED or client is None:
             why = f": {self.error}" if self.error else ""
             raise TransportClosed(f"MCP server '{self.name}' is {self._state}{why}")
         # toolTimeoutMs, when the entry sets it, bounds tool calls instead of requestTimeoutMs.
         timeout = self.config.tool_timeout_s
-        return await client.call_tool(tool, arguments, timeout=timeout, progress=progress)
+        try:
+            return await client.call_tool(tool, arguments, timeout=timeout, progress=progress)
+        except (ConnectError, TransportClosed) as exc:
+            if client is self._client:
+                # A stdio child's exit was heard already (`_lost`); an HTTP server that
+                # went away only shows here, in the call that could not reach it.
+                self._lost(describe_error(exc))
+            raise
 
     # -- resources and prompts (through the current connection) ------------------------
 
@@ -402,6 +467,7 @@ class McpServer:
             era=client.era if client is not None and client.protocol_version else None,
             stderr_tail=client.transport.diagnostics() if failed and client is not None else [],
             server_info=client.server_info if client is not None else {},
+            restarts=self.restarts,
         )
 
     def hurry(self) -> None:
@@ -425,8 +491,15 @@ class McpPool:
         auth_factory: AuthFactory | None = None,
         token_store: TokenStore | None = None,
         era_memory: EraMemory | None = None,
+        restart_policy: RestartPolicy | None = None,
     ) -> None:
+        from cat_code.mcp import run_records
+
+        # Before any server starts: the groups a killed cat-code left are ended meanwhile.
+        run_records.reap_orphans()
         self.config = config
+        #: How often a server that stopped by itself is started again.
+        self.restart_policy = restart_policy or RestartPolicy()
         #: Protocol eras remembered across runs (``$CAT_CODE_HOME/eras.json``).
         self.era_memory = (
             EraMemory(cat_code_home() / ERAS_FILE) if era_memory is None else era_memory
@@ -438,6 +511,8 @@ class McpPool:
         self.servers: list[McpServer] = [McpServer(c, self) for c in config.servers]
         self.broken: list[BrokenServer] = list(config.broken)
         self._stop = asyncio.Event()
+        #: Restarts, reloads and the like under way (`_operation`).
+        self._operations: set[asyncio.Task[Any]] = set()
         self._registry: ToolRegistry | None = None
         #: (server, tool) → registered name, for the life of the pool.
         self._pinned: dict[tuple[str, str], str] = {}
@@ -462,32 +537,158 @@ class McpPool:
     def server(self, name: str) -> McpServer | None:
         return next((s for s in self.servers if s.name == name), None)
 
-    async def reconnect(self, name: str) -> McpServer:
-        """Connect one server anew (after a sign-in): stop its owner task if it has one,
-        start a new one, and swap its tools in the registry the pool registers into."""
-        old = self.server(name)
-        if old is None:
+    def _named(self, name: str) -> McpServer:
+        server = self.server(name)
+        if server is None:
             raise KeyError(name)
         if self._stop.is_set():
             raise TransportClosed("the MCP servers are closing")
-        old._halt.set()
-        if old.task is not None:
-            if not old._ready.is_set():
-                old.task.cancel()
-            await asyncio.wait([old.task])
-            if not old.task.cancelled():
-                old.task.exception()
-        if self._registry is not None:
-            for tool in old.tools:
-                self._registry.unregister(tool.name)
-        old.tools = []
-        server = McpServer(old.config, self)
-        self.servers[self.servers.index(old)] = server
-        server.start(self._stop)
+        return server
+
+    async def reconnect(self, name: str) -> McpServer:
+        """Connect one server anew (after a sign-in, or by hand): stop its owner task if
+        it has one, start a new one, and swap its tools in the registry. Its window of
+        automatic restarts starts empty again."""
+        server = self._named(name)
+
+        async def work() -> None:
+            async with server.lifecycle:
+                if server.state is not ServerState.DISABLED:  # `enable` starts those
+                    server.budget.reset()
+                    await self._relaunch(server, keep_tools=False)
+
+        await self._operation(work())
+        return server
+
+    async def restart(self, name: str) -> McpServer:
+        """``/mcp restart NAME``: `reconnect`, also for a server that gave up restarting."""
+        return await self.reconnect(name)
+
+    async def disable(self, name: str) -> McpServer:
+        """Stop one server and drop its tools, for this session (no file changes)."""
+        server = self._named(name)
+
+        async def work() -> None:
+            async with server.lifecycle:
+                await server.stop_owner()
+                self._unpublish(server)
+                server.disable()
+
+        await self._operation(work())
+        return server
+
+    async def enable(self, name: str) -> McpServer:
+        """Start a DISABLED server (disabled in its entry or by `disable`), for this session."""
+        server = self._named(name)
+
+        async def work() -> None:
+            async with server.lifecycle:
+                if server.state is ServerState.DISABLED:
+                    await self._relaunch(server, keep_tools=False)
+
+        await self._operation(work())
+        return server
+
+    async def _operation(self, work: Coroutine[Any, Any, _T]) -> _T:
+        """Run a lifecycle change to its end even if the caller is cancelled (Ctrl-C must
+        not leave a server half restarted); `close_all` cancels it, at an await, where
+        it has started nothing that the close would miss."""
+        task = asyncio.ensure_future(work)
+        self._operations.add(task)
+        task.add_done_callback(self._operations.discard)
+        return await asyncio.shield(task)
+
+    async def heal(self, server: McpServer) -> None:
+        """Start a server that stopped by itself again, if its budget allows; concurrent
+        callers share one attempt, which a cancelled caller does not cut short."""
+        if server._healing is None or server._healing.done():
+            server._healing = asyncio.ensure_future(self._operation(self._heal(server)))
+        await asyncio.shield(server._healing)
+
+    async def _heal(self, server: McpServer) -> None:
+        async with server.lifecycle:
+            if not server.healable or self._stop.is_set():
+                return  # another caller healed it already, or we are closing
+            if not server.budget.take():
+                server._healable = False
+                server.error = (
+                    f"{server.error} — not restarted again after "
+                    f"{self.restart_policy.describe()}; run /mcp restart {server.name}"
+                )
+                logger.warning("MCP server '%s' stopped again: %s", server.name, server.error)
+                return
+            server.restarts += 1
+            await self._relaunch(server, keep_tools=True)
+            # A restart that failed to connect is tried again on the next call, while
+            # the budget lasts.
+            server._healable = server.state is ServerState.FAILED
+            if server.state is ServerState.CONNECTED:
+                logger.warning(
+                    "MCP server '%s' restarted (%d× so far)", server.name, server.restarts
+                )
+            else:
+                logger.warning("MCP server '%s' did not restart: %s", server.name, server.error)
+
+    async def _relaunch(self, server: McpServer, *, keep_tools: bool) -> None:
+        """Stop the server's owner task and start a new one, then publish its tools.
+
+        ``keep_tools``: on failure the old tools stay registered, so a call can still
+        reach the server (and restart it) later; otherwise they go as they do when a
+        server fails at start.
+        """
+        await server.stop_owner()
+        if not keep_tools:
+            self._unpublish(server)
+        if self._stop.is_set():
+            return
+        server.start_again(self._stop)
         await self._await_ready(server)
         if server.state is ServerState.CONNECTED:
             self._publish(server)
-        return server
+
+    def _unpublish(self, server: McpServer) -> None:
+        if self._registry is not None:
+            for tool in server.tools:
+                self._registry.unregister(tool.name)
+        server.tools = []
+
+    async def reload(self, config: McpConfig) -> ReloadPlan:
+        """Take a newly read config: new servers start, removed ones stop, changed ones
+        (compared by value) restart, the rest go on untouched; the registry follows."""
+        if self._stop.is_set():
+            raise TransportClosed("the MCP servers are closing")
+        return await self._operation(self._reload(config))
+
+    async def _reload(self, config: McpConfig) -> ReloadPlan:
+        plan = plan_reload([s.config for s in self.servers], config)
+        going = [s for s in self.servers if s.name in plan.removed or s.name in plan.changed]
+        await asyncio.gather(*(self._retire(s) for s in going))
+        kept = {s.name: s for s in self.servers if s.name in plan.unchanged}
+        servers: list[McpServer] = []
+        for entry in config.servers:
+            server = kept.get(entry.name)
+            if server is None:
+                server = McpServer(entry, self)
+            else:
+                server.config = entry  # equal but for where it was read from
+            servers.append(server)
+        self.config = config
+        self.servers = servers
+        self.broken = list(config.broken)
+        fresh = [s for s in servers if s.state is ServerState.NEW]
+        for server in fresh:
+            server.start(self._stop)
+        await asyncio.gather(*(self._await_ready(s) for s in fresh))
+        for server in fresh:  # config order, as at start
+            if server.state is ServerState.CONNECTED:
+                self._publish(server)
+        return plan
+
+    async def _retire(self, server: McpServer) -> None:
+        async with server.lifecycle:
+            await server.stop_owner()
+            self._unpublish(server)
+            server._healable = False  # a call through an old tool must not start it again
 
     def elicitation_handler_for(self, server: str) -> ElicitationHandler | None:
         """The client-level handler for one server: the pool's handler, told the server's name."""
@@ -670,20 +871,26 @@ class McpPool:
         more grace periods) and goes on once every server is closed.
         """
         self._stop.set()
+        # A restart under way would only start what is being closed; cancelled at an
+        # await, it starts nothing more, so the owner tasks listed next are the last.
+        healing = [s._healing for s in self.servers if s._healing is not None]
+        healing.extend(self._operations)
+        for heal in healing:
+            heal.cancel()
         tasks = [s.task for s in self.servers if s.task is not None]
         for server in self.servers:
             if server.task is not None and not server._ready.is_set():
                 server.task.cancel()  # still starting: nothing to wait for
         cancelled: asyncio.CancelledError | None = None
-        pending = {t for t in tasks if not t.done()}
+        pending: set[asyncio.Task[None]] = {t for t in [*tasks, *healing] if not t.done()}
         while pending:
             try:
                 _, pending = await asyncio.wait(pending)
             except asyncio.CancelledError as exc:
                 cancelled = exc
                 self.hurry()
-        for task in tasks:  # owner tasks never raise, but leave no error unretrieved
-            if not task.cancelled():
+        for task in [*tasks, *healing]:  # they never raise, but leave no error unretrieved
+            if task.done() and not task.cancelled():
                 task.exception()
         if cancelled is not None:
             raise cancelled

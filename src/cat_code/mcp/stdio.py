@@ -16,7 +16,9 @@ graces) — nothing in the group outlives `close`. A group is watched with the c
 ``killpg(pgid, 0)`` on the loop, backing off; only one it still finds is scanned in /proc,
 on a thread, to tell zombies (a container init may not reap) from the living. Every group
 started here stays in a module registry until seen gone: a cancelled close SIGKILLs it at
-once, and an ``atexit`` hook SIGKILLs any group a skipped close left behind.
+once, and an ``atexit`` hook SIGKILLs any group a skipped close left behind. The registry
+is mirrored on disk (`run_records`), so a run that is killed outright (``kill -9``) leaves
+records a later run reaps.
 """
 
 from __future__ import annotations
@@ -33,6 +35,7 @@ from collections.abc import Callable, Coroutine, Mapping, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from cat_code.mcp import run_records
 from cat_code.mcp.errors import (
     ConnectError,
     MessageTooLarge,
@@ -119,6 +122,7 @@ def kill_registered_groups() -> None:
     """
     for pgid in list(_live_groups):
         _signal_group(pgid, signal.SIGKILL)
+        run_records.forget_group(pgid)
 
 
 atexit.register(kill_registered_groups)
@@ -551,6 +555,7 @@ class StdioTransport:
             gone = await _within(_wait_group_gone(pgid), KILL_WAIT_S)
         if gone:
             _live_groups.discard(pgid)
+            run_records.forget_group(pgid)
         else:  # stays registered: the exit hook tries SIGKILL once more
             logger.warning("%s: process group %s outlived SIGKILL", self.name, pgid)
         # A killed child is a zombie until the event loop's watcher reaps it: wait for that,
@@ -578,8 +583,9 @@ class _ChildProtocol(asyncio.SubprocessProtocol):
 
     def __init__(self, owner: StdioTransport) -> None:
         self._owner = owner
-        #: Where stdout goes; `_drop` once the connection failed on an over-long line.
-        self.on_stdout: Callable[[bytes], None] = owner._on_stdout
+        #: Where stdout goes: `_first_stdout` once, then the owner (`_drop` once the
+        #: connection failed on an over-long line).
+        self.on_stdout: Callable[[bytes], None] = self._first_stdout
 
     def connection_made(self, transport: asyncio.BaseTransport) -> None:
         # Called before subprocess_exec returns: a child that exits at once must already
@@ -589,6 +595,15 @@ class _ChildProtocol(asyncio.SubprocessProtocol):
         self._owner._process = transport
         self._owner.pid = pid = transport.get_pid()
         _live_groups.add(pid)
+        run_records.record_group(pid)
+
+    def _first_stdout(self, data: bytes) -> None:
+        # The child speaks: a wrapper (``sh -c 'exec ...'``) has become the server by now,
+        # so its record gets the command line a later reap will find.
+        self.on_stdout = self._owner._on_stdout
+        if self._owner.pid is not None:
+            run_records.refresh_group(self._owner.pid)
+        self.on_stdout(data)
 
     def pipe_data_received(self, fd: int, data: bytes | str) -> None:
         assert isinstance(data, bytes)

@@ -44,9 +44,9 @@ from cat_code.agent.providers.base import Message, ToolCall
 from cat_code.agent.system_prompt import build_system_prompt
 from cat_code.agent.transcript import compact_json
 from cat_code.mcp.commands import load_config_from_args
-from cat_code.mcp.config import cat_code_home
+from cat_code.mcp.config import McpConfig, cat_code_home, load_config
 from cat_code.mcp.errors import McpClientError, describe_error
-from cat_code.mcp.pool import McpPool, ServerStatus
+from cat_code.mcp.pool import McpPool, McpServer, ServerStatus
 from cat_code.mcp.prompts import command_names
 from cat_code.mcp.resource_tools import resource_tools
 from cat_code.repl import prompt_commands
@@ -59,6 +59,8 @@ from cat_code.repl.commands import (
     Exit,
     Login,
     Logout,
+    ManageServer,
+    ReloadConfig,
     Show,
     complete,
     handle_command,
@@ -91,6 +93,7 @@ PROMPT = "› "
 PROMPT_LISTING_TIMEOUT_S = 5.0
 HISTORY_FILE = "history"
 _T = TypeVar("_T")
+_DOING = {"restart": "restarting", "disable": "disabling", "enable": "enabling"}
 
 
 class _Cancelled:
@@ -239,6 +242,9 @@ class Repl:
                 logger.warning("%s", exc)
         finally:
             self._mcp_ready.set()
+        self._say_mcp_summary(pool)
+
+    def _say_mcp_summary(self, pool: McpPool) -> None:
         line = mcp_summary(pool.status())
         if line is not None:
             trouble = "failed" in line or "login" in line
@@ -307,6 +313,8 @@ class Repl:
             return
         elif isinstance(action, Login | Logout):
             await self._sign(action)
+        elif isinstance(action, ReloadConfig | ManageServer):
+            await self._manage(action)
         elif isinstance(action, Show):
             self.console.print(Text(action.text, style="red" if action.kind == "error" else ""))
         elif isinstance(action, ClearConversation):
@@ -473,6 +481,68 @@ class Repl:
         else:
             why = f": {server.error}" if server.error else ""
             self.console.print(error_line(f"signed in to {name}, but it is {server.state}{why}"))
+
+    async def _manage(self, action: ReloadConfig | ManageServer) -> None:
+        """``/mcp reload``, ``/mcp restart|disable|enable NAME``: the pool does it (to the
+        end, even past a Ctrl-C), then a line says where things stand. Nothing else needs
+        telling: every model request reads the tools and the servers' instructions afresh
+        (`_system_prompt` asks the pool each time)."""
+        pool = self.pool
+        if pool is None or not await self._wait_for_mcp():
+            return
+        if isinstance(action, ReloadConfig):
+            config = self._reread_config()
+            if config is None:
+                return
+            self.view.begin("reloading the MCP config…")
+            try:
+                plan = await self._in_foreground(pool.reload(config))
+            finally:
+                self.view.end()
+            if not isinstance(plan, _Cancelled):
+                self.console.print(Text(f"MCP config reloaded: {plan.summary()}"))
+                self._say_mcp_summary(pool)
+            done: object = plan
+        else:
+            operations = {"restart": pool.restart, "disable": pool.disable, "enable": pool.enable}
+            self.view.begin(f"{_DOING[action.verb]} {action.server}…")
+            try:
+                server = await self._in_foreground(operations[action.verb](action.server))
+            finally:
+                self.view.end()
+            if not isinstance(server, _Cancelled):
+                self._report_server(action.verb, server)
+            done = server
+        if isinstance(done, _Cancelled):
+            self.console.print(note_line("⎿ goes on in the background; /mcp shows when it is done"))
+
+    def _reread_config(self) -> McpConfig | None:
+        """The config files read again, or None (and why, said) when one of them could not
+        be used: a reload must not stop every server of a file saved half-edited."""
+        given = getattr(self.args, "mcp_config", None)
+        paths = [Path(p) for p in given] if given else None
+        config = load_config(paths)
+        problems = list(config.warnings)
+        problems += [f"{p}: MCP config file not found" for p in paths or () if not p.exists()]
+        if problems:
+            for problem in problems:
+                self.console.print(error_line(problem))
+            self.console.print(
+                error_line("MCP config not reloaded (nothing changed): fix it, then /mcp reload")
+            )
+            return None
+        return config
+
+    def _report_server(self, verb: str, server: McpServer) -> None:
+        name = server.name
+        if verb == "disable":
+            self.console.print(Text(f"Disabled {name} for this session; its tools are gone."))
+        elif server.state == "CONNECTED":
+            done = "Restarted" if verb == "restart" else "Enabled"
+            self.console.print(Text(f"{done} {name}: {len(server.tools)} tool(s) registered."))
+        else:
+            why = f": {server.error}" if server.error else ""
+            self.console.print(error_line(f"{name} is {server.state}{why}"))
 
     # -- questions -------------------------------------------------------------------
 

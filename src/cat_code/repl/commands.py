@@ -2,7 +2,9 @@
 
 `handle_command` never prints and never awaits: it returns `Show` (text to print),
 `CallTool` (the app runs the call, with spinner and progress), `Login` / `Logout` (the
-app signs in or out and reconnects the server), `ClearConversation` or `Exit`. `complete`
+app signs in or out and reconnects the server), `ReloadConfig` / `ManageServer` (the app
+re-reads the config, or restarts, disables or enables one server), `ClearConversation`
+or `Exit`. `complete`
 is the same idea for tab completion. Both read the session through `CommandContext`, so
 they are tested without a terminal, a model or a server.
 """
@@ -49,6 +51,19 @@ class Logout:
 
 
 @dataclass(frozen=True, slots=True)
+class ReloadConfig:
+    """``/mcp reload``: re-read the config files and apply what changed."""
+
+
+@dataclass(frozen=True, slots=True)
+class ManageServer:
+    """``/mcp restart|disable|enable SERVER`` (disable and enable: this session only)."""
+
+    verb: Literal["restart", "disable", "enable"]
+    server: str
+
+
+@dataclass(frozen=True, slots=True)
 class ClearConversation:
     pass
 
@@ -63,6 +78,8 @@ Action = (
     | CallTool
     | Login
     | Logout
+    | ReloadConfig
+    | ManageServer
     | ClearConversation
     | Exit
     | ListResources
@@ -101,6 +118,12 @@ COMMANDS: dict[str, tuple[str, str]] = {
     "/mcp prompts": ("[SERVER]", "the prompts of every MCP server, as /mcp__server__prompt"),
     "/mcp login": ("SERVER", "sign in to a remote MCP server (OAuth, in a browser)"),
     "/mcp logout": ("SERVER", "forget a remote MCP server's sign-in"),
+    "/mcp reload": ("", "re-read the MCP config: new servers start, removed ones stop, "
+                    "changed ones restart"),
+    "/mcp restart": ("SERVER", "stop and start an MCP server again (also one that gave up "
+                     "restarting)"),
+    "/mcp disable": ("SERVER", "stop an MCP server and drop its tools (this session only)"),
+    "/mcp enable": ("SERVER", "start a disabled MCP server (this session only)"),
     "/tools": ("", "every tool the model can use, built-in and MCP, and if tool search is on"),
     "/model": ("", "the model in use and how to change it"),
     "/clear": ("", "forget the conversation"),
@@ -150,6 +173,15 @@ def handle_command(line: str, ctx: CommandContext) -> Action:
 
 
 _COMMAND_NAMES = ("/help", "/exit", "/quit", "/clear", "/tools", "/model", "/mcp")
+_MANAGE_VERBS: dict[str, Literal["restart", "disable", "enable"]] = {
+    "restart": "restart",
+    "disable": "disable",
+    "enable": "enable",
+}
+_MCP_SUBCOMMANDS = (
+    "tools", "resources", "prompts", "call", "login", "logout", "reload", "restart", "disable",
+    "enable",
+)  # fmt: skip
 
 
 def _mcp(rest: str, ctx: CommandContext) -> Action:
@@ -178,11 +210,46 @@ def _mcp(rest: str, ctx: CommandContext) -> Action:
         return _mcp_call(tail, ctx)
     if sub in ("login", "logout"):
         return _mcp_sign(sub, tail, ctx)
+    if sub == "reload":
+        if tail:
+            return Show("usage: /mcp reload (it re-reads every config file)", "error")
+        return ReloadConfig()
+    if (verb := _MANAGE_VERBS.get(sub)) is not None:
+        return _mcp_manage(verb, tail, ctx)
     return Show(
         f"unknown /mcp subcommand {sub!r} — try /mcp, /mcp tools, /mcp resources, /mcp prompts, "
-        "/mcp call, /mcp login or /mcp logout",
+        "/mcp call, /mcp login, /mcp logout, /mcp reload, /mcp restart, /mcp disable or "
+        "/mcp enable",
         "error",
     )
+
+
+def _mcp_manage(
+    verb: Literal["restart", "disable", "enable"], name: str, ctx: CommandContext
+) -> Action:
+    if not name:
+        return Show(f"usage: /mcp {verb} SERVER", "error")
+    if ctx.pool is None:
+        return Show("no MCP servers are configured", "error")
+    broken = next((b for b in ctx.pool.broken if b.name == name), None)
+    if broken is not None:
+        return Show(
+            f"MCP server '{name}' cannot be used: {broken.error} — fix its entry, then /mcp reload",
+            "error",
+        )
+    server = ctx.pool.server(name)
+    if server is None:
+        known = ", ".join(ctx.pool.config.names) or "none"
+        return Show(f"no MCP server named {name!r} (configured: {known})", "error")
+    disabled = server.state == "DISABLED"
+    if verb == "restart" and disabled:
+        return Show(f"MCP server '{name}' is disabled — /mcp enable {name} starts it", "error")
+    if verb == "disable" and disabled:
+        return Show(f"MCP server '{name}' is already disabled")
+    if verb == "enable" and not disabled:
+        hint = f" — /mcp restart {name} starts it again" if server.state == "FAILED" else ""
+        return Show(f"MCP server '{name}' is already enabled ({server.state}){hint}")
+    return ManageServer(verb, name)
 
 
 def _mcp_sign(sub: str, name: str, ctx: CommandContext) -> Action:
@@ -283,8 +350,11 @@ def complete(text: str, ctx: CommandContext) -> list[str]:
         found = [n for n in names if n.startswith(words[0].lower())]
         return found + prompt_commands.complete_command(words[0], ctx)
     if words[0] == "/mcp" and len(words) == 2:
-        subs = ("tools", "resources", "prompts", "call", "login", "logout")
-        return [s for s in subs if s.startswith(words[1])]
+        return [s for s in _MCP_SUBCOMMANDS if s.startswith(words[1])]
+    if words[0] == "/mcp" and words[1] in ("restart", "disable", "enable") and len(words) == 3:
+        if ctx.pool is None:
+            return []
+        return [s.name for s in ctx.pool.servers if s.name.startswith(words[2])]
     if words[:2] in (["/mcp", "login"], ["/mcp", "logout"]) and len(words) == 3:
         if ctx.pool is None:
             return []
