@@ -144,6 +144,7 @@ class TurnView(AgentEvents):
         if self._stream is None:
             self._stream = MarkdownStream()
             self._printed = RenderedPrefix(self.console, markdown)
+            self._update()
         if self._stream.feed(text):
             self._print_new(self._stream.complete)
 
@@ -184,6 +185,7 @@ class TurnView(AgentEvents):
         stream.finish()
         self._print_new(stream.complete)
         self._stream = self._printed = None
+        self._update()
 
     def _print_new(self, text: str) -> None:
         lines = self._printed.new_lines(text) if self._printed is not None else None
@@ -208,7 +210,7 @@ class TurnView(AgentEvents):
         elif self._running:
             line = f"{len(self._running)} tools running: " + ", ".join(self.running_calls())
         elif self._thinking:
-            line = "thinking…"
+            line = "writing…" if self._stream is not None else "thinking…"
         else:
             line = self._label
         width = max(20, self.console.width - 4 - len(CANCEL_HINT) - 1)
