@@ -217,33 +217,6 @@ def to_wire(system: str, messages: Sequence[Message]) -> list[dict[str, Any]]:
     return wire
 
 
-def from_wire(response: Any) -> ModelResponse:
-    """A chat-completions response as our `ModelResponse`."""
-    if not response.choices:
-        raise ModelError("other", "OpenAI API answered with no choices")
-    choice = response.choices[0]
-    message = choice.message
-    calls: list[ToolCall] = []
-    for raw in message.tool_calls or []:
-        function = getattr(raw, "function", None)
-        if function is None:
-            logger.debug("ignoring a tool call of type %r", getattr(raw, "type", None))
-            continue
-        # Some local servers leave the id out; the result must still be matched to its call.
-        call_id = raw.id or f"call_{next(_call_ids)}"
-        calls.append(_tool_call(call_id, function.name, function.arguments))
-    usage = getattr(response, "usage", None)
-    text = message.content or getattr(message, "refusal", None) or ""
-    return ModelResponse(
-        message=AssistantMessage(text=text, tool_calls=calls),
-        stop_reason=_FINISH_REASONS.get(choice.finish_reason or "", "other"),
-        usage=Usage(
-            input_tokens=getattr(usage, "prompt_tokens", 0) or 0,
-            output_tokens=getattr(usage, "completion_tokens", 0) or 0,
-        ),
-    )
-
-
 def from_stream(answer: ChatStream) -> ModelResponse:
     """A streamed answer as our `ModelResponse`."""
     if answer.finish_reason is None:
