@@ -166,6 +166,8 @@ class Agent:
                 if not message.tool_calls:
                     outcome.text = message.text
                     return outcome
+                # Calls start once the message is complete: a streamed call is whole (its
+                # arguments valid JSON) only then, and the model may ask for several.
                 results = await self._run_tools(message.tool_calls)
                 self.messages.append(UserMessage(tool_results=results))
         except asyncio.CancelledError:

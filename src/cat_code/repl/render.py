@@ -194,7 +194,8 @@ class TurnView(AgentEvents):
 
     def pending_text(self, width: int) -> Text | None:
         """The last lines of the block being written, as the live area shows them."""
-        pending = self._stream.pending if self._stream is not None else ""
+        stream = self._stream  # read once: the live area redraws from its own thread
+        pending = stream.pending if stream is not None else ""
         if not pending.strip():
             return None
         lines = Text(pending.strip("\n")).wrap(self.console, width)
