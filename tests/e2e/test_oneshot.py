@@ -234,6 +234,22 @@ def test_one_shot_writes_the_answer_to_stdout_while_it_streams(
     assert err == b""
 
 
+def test_text_written_before_a_tool_call_is_on_stdout_too_each_message_on_its_lines(
+    tmp_path: Path,
+) -> None:
+    script = [
+        streamed("I'll ", "echo it.", tool_calls=[("mcp__echo__echo", {"text": "你好"}, "c1")]),
+        streamed("It said ", "你好."),
+    ]
+    with ScriptedModelApi(script) as api:
+        run = cat_code(anthropic_env(tmp_path, api), "-p", "echo", "--mcp-config", EXAMPLE_CONFIG)
+    assert api.errors == []
+    assert run.returncode == 0, run.stderr
+    # While it streams, nobody knows yet that tool calls will follow.
+    assert run.stdout == "I'll echo it.\nIt said 你好.\n"
+    assert run.stderr == '⏺ mcp__echo__echo {"text":"你好"} → 你好\n'
+
+
 @pytest.mark.parametrize("provider", ["anthropic", "openai"])
 def test_an_error_mid_stream_keeps_the_text_on_stdout_and_exits_1(
     tmp_path: Path, provider: str
