@@ -221,6 +221,7 @@ def from_stream(answer: ChatStream) -> ModelResponse:
     """A streamed answer as our `ModelResponse`."""
     if answer.finish_reason is None:
         raise ModelError("network", "OpenAI API: the answer stream ended before the answer did")
+    # Some local servers leave the id out; the result must still be matched to its call.
     calls = [
         _tool_call(call.id or f"call_{next(_call_ids)}", call.name, call.arguments)
         for call in answer.calls
