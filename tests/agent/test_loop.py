@@ -15,7 +15,10 @@ import pytest
 
 from cat_code.agent.loop import CANCELLED_RESULT, Agent, AgentEvents
 from cat_code.agent.permissions import Answer, Permissions
+from cat_code.agent.providers import anthropic as anthropic_wire
+from cat_code.agent.providers import openai as openai_wire
 from cat_code.agent.providers.base import (
+    INTERRUPTED_NOTE,
     AssistantMessage,
     Message,
     ModelError,
@@ -24,7 +27,7 @@ from cat_code.agent.providers.base import (
     ToolCall,
     UserMessage,
 )
-from cat_code.agent.providers.fake import ScriptedProvider, reply, use_tools
+from cat_code.agent.providers.fake import ScriptedProvider, Streamed, reply, use_tools
 from cat_code.mcp.config import load_config
 from cat_code.mcp.pool import McpPool, default_transport
 from cat_code.mcp.transport import NO_CONTEXT, JsonObject
@@ -66,6 +69,9 @@ class Recorder(AgentEvents):
     def retrying(self, error: ModelError, delay: float, attempt: int) -> None:
         self.log.append(("retry", (error.kind, delay, attempt)))
 
+    def assistant_delta(self, text: str) -> None:
+        self.log.append(("delta", text))
+
     def assistant_text(self, text: str, *, final: bool) -> None:
         self.log.append(("final" if final else "interim", text))
 
@@ -79,6 +85,20 @@ class Recorder(AgentEvents):
 
     def tool_finished(self, call: ToolCall, result: ToolResult) -> None:
         self.log.append(("finished", (call.name, result.content, result.is_error)))
+
+
+class DeltaWatcher(Recorder):
+    """Records, and sets ``seen`` once the given piece of text has streamed."""
+
+    def __init__(self, piece: str) -> None:
+        super().__init__()
+        self.piece = piece
+        self.seen = asyncio.Event()
+
+    def assistant_delta(self, text: str) -> None:
+        super().assistant_delta(text)
+        if text == self.piece:
+            self.seen.set()
 
 
 def results_sent(message: Message) -> list[tuple[str, str, bool]]:
@@ -391,6 +411,74 @@ async def test_cancelling_while_the_model_thinks_takes_the_prompt_back() -> None
         await turn
     assert agent.messages == []
     assert (await agent.run("second")).text == "fresh"
+
+
+async def test_streamed_text_reaches_the_events_piece_by_piece_then_whole() -> None:
+    echo = FakeTool("echo", returning("ok"))
+    call = ToolCall("call_1", "echo", {"text": "x"})
+    model = ScriptedProvider(
+        [Streamed(["Let me ", "echo."], tool_calls=[call]), Streamed(["Do", "ne."])]
+    )
+    events = Recorder()
+    outcome = await Agent(model, ToolRegistry([echo]), events=events).run("go")
+    assert outcome.text == "Done."
+    assert events.log == [
+        ("delta", "Let me "),
+        ("delta", "echo."),
+        ("interim", "Let me echo."),
+        ("started", "echo"),
+        ("finished", ("echo", "ok", False)),
+        ("delta", "Do"),
+        ("delta", "ne."),
+        ("final", "Done."),
+    ]
+
+
+async def test_cancelling_mid_stream_keeps_the_text_that_arrived_as_an_interrupted_answer() -> None:
+    never = asyncio.Event()
+    call = ToolCall("call_1", "echo", {})
+    model = ScriptedProvider(
+        [Streamed(["The plan: ", "first, ", never], tool_calls=[call]), reply("Continuing.")]
+    )
+    events = DeltaWatcher("first, ")
+    agent = Agent(model, ToolRegistry([FakeTool("echo", returning("no"))]), events=events)
+    turn = asyncio.create_task(agent.run("plan it"))
+    async with asyncio.timeout(5):
+        await events.seen.wait()
+    turn.cancel()
+    with pytest.raises(asyncio.CancelledError):
+        await turn
+
+    # What arrived stays, marked; the tool call that never finished arriving is dropped.
+    assert agent.messages == [
+        UserMessage("plan it"),
+        AssistantMessage(text="The plan: first, ", interrupted=True),
+    ]
+    assert ("started", "echo") not in events.log
+    assert (await agent.run("go on")).text == "Continuing."
+    sent = model.calls[1].messages
+    assert [type(m).__name__ for m in sent] == ["UserMessage", "AssistantMessage", "UserMessage"]
+    # Both APIs get a valid conversation that tells the model its answer was cut.
+    assert anthropic_wire.to_wire(sent)[1] == {
+        "role": "assistant",
+        "content": [{"type": "text", "text": f"The plan: first,\n\n{INTERRUPTED_NOTE}"}],
+    }
+    assert [m["role"] for m in openai_wire.to_wire("", sent)] == ["user", "assistant", "user"]
+    assert INTERRUPTED_NOTE in openai_wire.to_wire("", sent)[1]["content"]
+
+
+async def test_an_api_error_mid_stream_keeps_the_partial_answer_and_the_prompt() -> None:
+    broken = ModelError("overloaded", "overloaded mid-answer")
+    model = ScriptedProvider([Streamed(["Half ", "an answer"], error=broken), reply("Whole.")])
+    agent = Agent(model, ToolRegistry(), retry=no_sleep_policy())
+    outcome = await agent.run("ask")
+    assert outcome.status == "error" and outcome.error is broken
+    assert len(model.calls) == 1  # not retried: the text was already shown
+    assert agent.messages == [
+        UserMessage("ask"),
+        AssistantMessage(text="Half an answer", interrupted=True),
+    ]
+    assert (await agent.run("again")).text == "Whole."
 
 
 async def test_progress_reported_by_a_tool_reaches_the_events() -> None:

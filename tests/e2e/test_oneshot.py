@@ -3,20 +3,25 @@
 from __future__ import annotations
 
 import os
+import select
 import signal
 import subprocess
 import sys
+import time
 from pathlib import Path
-from typing import Any
+from typing import IO, Any
 
 import pytest
 from scripted.model_api import (
+    Hold,
     ScriptedModelApi,
+    StreamError,
     anthropic_error,
     anthropic_text,
     anthropic_tool_use,
     openai_text,
     openai_tool_call,
+    streamed,
     tool_results,
 )
 from scripted.processes import (
@@ -170,6 +175,96 @@ def test_one_shot_through_an_openai_compatible_server_with_the_prompt_on_stdin(
     assert run.stdout == "reversed: olleh\n"
     assert api.requests[0]["model"] == "local"
     assert api.requests[0]["messages"][-1] == {"role": "user", "content": "reverse hello"}
+
+
+def model_env(tmp_path: Path, api: ScriptedModelApi, provider: str) -> tuple[dict[str, str], str]:
+    """The environment and ``--model`` that point ``provider``'s SDK at the scripted API."""
+    if provider == "anthropic":
+        return anthropic_env(tmp_path, api), "anthropic:claude-test"
+    return environment(tmp_path, OPENAI_BASE_URL=api.url + "/v1"), "openai:gpt-test"
+
+
+def read_until(pipe: IO[bytes], text: bytes, timeout: float = 30.0) -> bytes:
+    """Read ``pipe`` until ``text`` has come (bounded); everything read so far."""
+    deadline = time.monotonic() + timeout
+    seen = b""
+    while text not in seen:
+        left = deadline - time.monotonic()
+        ready, _, _ = select.select([pipe], [], [], max(0.0, left))
+        if not ready:
+            raise AssertionError(f"{text!r} did not come; got {seen!r}")
+        data = os.read(pipe.fileno(), 65536)
+        if not data:
+            raise AssertionError(f"the output ended before {text!r}; got {seen!r}")
+        seen += data
+    return seen
+
+
+@pytest.mark.parametrize("provider", ["anthropic", "openai"])
+def test_one_shot_writes_the_answer_to_stdout_while_it_streams(
+    tmp_path: Path, provider: str
+) -> None:
+    hold = Hold()
+    no_servers = tmp_path / "none.json"
+    no_servers.write_text('{"mcpServers": {}}')
+    with ScriptedModelApi([streamed("The first ", "line.\n", "More ", hold, "to come.")]) as api:
+        env, model = model_env(tmp_path, api, provider)
+        with subprocess.Popen(
+            [CAT_CODE, "-p", "stream it", "--model", model, "--mcp-config", str(no_servers)],
+            cwd=REPO,
+            env=env,
+            stdin=subprocess.DEVNULL,
+            stdout=subprocess.PIPE,
+            stderr=subprocess.PIPE,
+            bufsize=0,
+        ) as process:
+            try:
+                assert process.stdout is not None
+                early = read_until(process.stdout, b"The first line.\nMore ")
+                assert process.poll() is None  # the rest of the answer is still held
+                hold.release()
+                rest, err = process.communicate(timeout=30)
+            finally:
+                if process.poll() is None:
+                    process.kill()
+                    process.wait()
+    assert api.errors == []
+    assert process.returncode == 0, err
+    assert (early + rest).decode() == "The first line.\nMore to come.\n"
+    assert err == b""
+
+
+def test_text_written_before_a_tool_call_is_on_stdout_too_each_message_on_its_lines(
+    tmp_path: Path,
+) -> None:
+    script = [
+        streamed("I'll ", "echo it.", tool_calls=[("mcp__echo__echo", {"text": "你好"}, "c1")]),
+        streamed("It said ", "你好."),
+    ]
+    with ScriptedModelApi(script) as api:
+        run = cat_code(anthropic_env(tmp_path, api), "-p", "echo", "--mcp-config", EXAMPLE_CONFIG)
+    assert api.errors == []
+    assert run.returncode == 0, run.stderr
+    # While it streams, nobody knows yet that tool calls will follow.
+    assert run.stdout == "I'll echo it.\nIt said 你好.\n"
+    assert run.stderr == '⏺ mcp__echo__echo {"text":"你好"} → 你好\n'
+
+
+@pytest.mark.parametrize("provider", ["anthropic", "openai"])
+def test_an_error_mid_stream_keeps_the_text_on_stdout_and_exits_1(
+    tmp_path: Path, provider: str
+) -> None:
+    no_servers = tmp_path / "none.json"
+    no_servers.write_text('{"mcpServers": {}}')
+    script = [streamed("Half an ", StreamError("overloaded_error", "Overloaded"))]
+    with ScriptedModelApi(script) as api:
+        env, model = model_env(tmp_path, api, provider)
+        run = cat_code(env, "-p", "hi", "--model", model, "--mcp-config", str(no_servers))
+    assert api.errors == [] and len(api.requests) == 1  # not retried: the text was out
+    assert run.returncode == 1
+    assert run.stdout == "Half an \n"
+    [line] = run.stderr.splitlines()
+    assert line.startswith("cat-code: ") and "Overloaded" in line
 
 
 def test_sigterm_during_a_tool_call_closes_the_mcp_server(tmp_path: Path) -> None:

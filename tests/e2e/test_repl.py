@@ -15,9 +15,11 @@ from typing import Any
 
 import pytest
 from scripted.model_api import (
+    Hold,
     ScriptedModelApi,
     anthropic_text,
     anthropic_tool_use,
+    streamed,
     tool_results,
 )
 from scripted.processes import (
@@ -48,13 +50,24 @@ def api() -> Iterator[ScriptedModelApi]:
 class Session:
     """A REPL on a pty with its servers' pid files."""
 
-    def __init__(self, tmp_path: Path, api: ScriptedModelApi | None, *, servers: dict[str, Path]):
+    def __init__(
+        self,
+        tmp_path: Path,
+        api: ScriptedModelApi | None,
+        *,
+        servers: dict[str, Path],
+        provider: str = "anthropic",
+    ):
         self.config, self.pidfiles = pid_recording_config(tmp_path, servers)
         env = {k: v for k, v in os.environ.items() if k not in _MODEL_VARS}
         env["HOME"] = str(tmp_path)  # no SDK profile files, no real history
-        if api is not None:
+        args = ["--mcp-config", str(self.config)]
+        if api is not None and provider == "openai":
+            env.update(OPENAI_API_KEY="sk-test", OPENAI_BASE_URL=api.url + "/v1")
+            args += ["--model", "openai:gpt-test"]
+        elif api is not None:
             env.update(ANTHROPIC_API_KEY="test-key", ANTHROPIC_BASE_URL=api.url)
-        self.term = Terminal(CAT_CODE, ["--mcp-config", str(self.config)], env=env, cwd=REPO)
+        self.term = Terminal(CAT_CODE, args, env=env, cwd=REPO)
 
     def pids(self) -> list[int]:
         return [read_pid(path) for path in self.pidfiles.values()]
@@ -64,8 +77,13 @@ class Session:
 def start(tmp_path: Path) -> Iterator[Any]:
     sessions: list[Session] = []
 
-    def start(api: ScriptedModelApi | None, servers: dict[str, Path] | None = None) -> Session:
-        sessions.append(Session(tmp_path, api, servers=servers or {"echo": ECHO_SERVER}))
+    def start(
+        api: ScriptedModelApi | None,
+        servers: dict[str, Path] | None = None,
+        provider: str = "anthropic",
+    ) -> Session:
+        servers = {"echo": ECHO_SERVER} if servers is None else servers
+        sessions.append(Session(tmp_path, api, servers=servers, provider=provider))
         return sessions[-1]
 
     yield start
@@ -167,6 +185,59 @@ def test_ctrl_c_cancels_the_running_tool_call_not_the_program_and_sigterm_exits_
     term.signal(signal.SIGTERM)
     assert term.wait_for_exit() == 128 + signal.SIGTERM
     assert not alive(pid)
+
+
+def assistant_texts(request: dict[str, Any]) -> list[str]:
+    """The assistant turns' text in a request of either API."""
+    texts = []
+    for message in request["messages"]:
+        if message["role"] != "assistant":
+            continue
+        content = message["content"]
+        if isinstance(content, list):
+            content = "".join(b.get("text", "") for b in content if b["type"] == "text")
+        texts.append(content or "")
+    return texts
+
+
+@pytest.mark.parametrize("provider", ["anthropic", "openai"])
+def test_an_answer_shows_while_it_streams_and_ctrl_c_keeps_what_arrived(
+    start: Any, api: ScriptedModelApi, provider: str
+) -> None:
+    first, never = Hold(), Hold()
+
+    def check_interrupted(request: dict[str, Any]) -> Any:
+        [partial] = assistant_texts(request)
+        assert partial.startswith("Streaming the **first** part.\n\nSecond paragraph done.")
+        assert partial.endswith("Third and\n\n[interrupted by the user]")
+        return streamed("Yes, ", "still here.")
+
+    pieces = ["Streaming ", "the **first** part.\n\n", "Second para", first, "graph done.\n\n"]
+    api.add(streamed(*pieces, "Third ", "and", never, "never shown"), check_interrupted)
+    session = start(api, {}, provider)
+    term = session.term
+    term.wait_for(PROMPT)
+    term.type("tell me in parts")
+    # The first block, rendered, and the start of the second, raw, while the API holds.
+    term.wait_for("Streaming the first part.")
+    term.wait_for("Second para")
+    first.wait_reached()
+    assert len(api.requests) == 1 and not never.reached.is_set()
+    first.release()
+    term.wait_for("Second paragraph done.")
+    never.wait_reached()
+    term.wait_for("Third and")
+
+    term.press("\x03")  # that the text stays on screen is test_render's to check
+    term.wait_for("⎿ cancelled")
+    assert "never shown" not in term.screen
+
+    term.type("still there?")
+    term.wait_for("Yes, still here.")
+    term.wait_for(PROMPT)
+    term.type("/exit")
+    assert term.wait_for_exit() == 0
+    assert len(api.requests) == 2
 
 
 def test_ctrl_d_exits_and_closes_every_server(start: Any, api: ScriptedModelApi) -> None:

@@ -56,3 +56,60 @@ def test_the_spinner_names_every_running_tool() -> None:
     view.tool_started(ToolCall("b", "two", {}))
     assert view._text().plain.startswith("2 tools running: one, two")
     view.end()
+
+
+ANSWER = (
+    "Here is the plan:\n\n- read the file\n- fix the bug\n\n```python\nx = 1\n\ny = 2\n```\n"
+    "Then **run** the tests.\n\n| a | b |\n|---|---|\n| 1 | 2 |\n\nDone."
+)
+
+
+def test_a_streamed_answer_ends_on_screen_exactly_as_the_whole_answer_rendered_at_once() -> None:
+    whole, whole_out = console()
+    TurnView(whole).assistant_text(ANSWER, final=True)
+    for size in (1, 5, 40):
+        con, out = console()
+        view = TurnView(con)
+        view.begin()
+        view.model_started()
+        for i in range(0, len(ANSWER), size):
+            view.assistant_delta(ANSWER[i : i + size])
+        view.model_finished()
+        view.assistant_text(ANSWER, final=True)
+        view.end()
+        assert out.getvalue() == whole_out.getvalue(), size
+
+
+def test_complete_blocks_print_while_the_answer_streams_and_the_rest_shows_raw() -> None:
+    con, out = console()
+    view = TurnView(con)
+    view.begin()
+    view.model_started()
+    view.assistant_delta("First **paragraph**.\n\n")
+    assert out.getvalue() == ""  # an indented line could still continue it
+    view.assistant_delta("Second one, still **going")
+    assert out.getvalue().strip() == "First paragraph."
+    pending = view.pending_text(80)
+    assert pending is not None and pending.plain == "Second one, still **going"
+    view.end()
+
+
+def test_text_that_arrived_before_the_turn_was_cut_stays_on_screen() -> None:
+    con, out = console()
+    view = TurnView(con)
+    view.begin()
+    view.model_started()
+    view.assistant_delta("Partial *answer*, cut")
+    view.end()  # Ctrl-C: no assistant_text follows
+    assert out.getvalue().strip() == "Partial answer, cut"
+    assert view.pending_text(80) is None
+
+
+def test_only_the_last_lines_of_a_long_block_show_in_the_live_area() -> None:
+    con, _ = console()
+    view = TurnView(con)
+    view.model_started()
+    view.assistant_delta("```\n" + "".join(f"line {n}\n" for n in range(100)))
+    pending = view.pending_text(80)
+    assert pending is not None
+    assert pending.plain.splitlines()[-1] == "line 99" and "line 50" not in pending.plain

@@ -1,22 +1,34 @@
 """A scripted model API on 127.0.0.1: the Anthropic Messages API and OpenAI chat completions.
 
 Each POST takes the next step of the script: a dict is sent as a 200 JSON body, a
-`Reply` sets the status and headers too, and a callable gets the request body and
-returns either. The real SDKs talk to it through ``ANTHROPIC_BASE_URL`` /
-``OPENAI_BASE_URL``. Every request body is recorded; ``wait_for_requests`` blocks on a
-condition (never a sleep). A step that raises, or a request past the end of the script,
-gets a 500 whose body says why, and the failure is kept in ``errors`` for the test.
+`Reply` sets the status and headers too, a `Streamed` is an answer told piece by piece,
+and a callable gets the request body and returns any of these. The real SDKs talk to it
+through ``ANTHROPIC_BASE_URL`` / ``OPENAI_BASE_URL``. Every request body is recorded;
+``wait_for_requests`` blocks on a condition (never a sleep). A step that raises, or a
+request past the end of the script, gets a 500 whose body says why, and the failure is
+kept in ``errors`` for the test.
+
+A request with ``"stream": true`` is answered with server-sent events in the format of
+the API its path names (Messages events, or chat-completion chunks ending in ``[DONE]``),
+chunked as the real APIs send them: a `Streamed` step as told, a whole-answer dict cut
+into word-sized deltas. A `Hold` among the pieces stops the stream there until the test
+releases it, so a test can see text arrive before the answer ends; a `StreamError`
+sends the API's mid-stream error event, and `Cut` drops the connection mid-answer.
 """
 
 from __future__ import annotations
 
 import itertools
 import json
+import re
 import threading
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass, field
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any
+
+#: The longest a `Hold` keeps a stream waiting when the test never releases it.
+HOLD_LIMIT_S = 30.0
 
 
 @dataclass
@@ -26,7 +38,61 @@ class Reply:
     headers: dict[str, str] = field(default_factory=dict)
 
 
-Step = dict[str, Any] | Reply | Callable[[dict[str, Any]], "dict[str, Any] | Reply"]
+class Hold:
+    """A point in a streamed answer where the server waits for `release` (bounded)."""
+
+    def __init__(self) -> None:
+        self.reached = threading.Event()  # everything before it has been sent
+        self._released = threading.Event()
+
+    def release(self) -> None:
+        self._released.set()
+
+    def wait_reached(self, timeout: float = 15.0) -> None:
+        if not self.reached.wait(timeout):
+            raise AssertionError("the stream never reached the hold")
+
+    def _wait(self) -> None:
+        self.reached.set()
+        self._released.wait(HOLD_LIMIT_S)
+
+
+@dataclass
+class StreamError:
+    """The API's error event, sent mid-stream; the stream ends after it."""
+
+    kind: str = "overloaded_error"
+    message: str = "Overloaded"
+
+
+class Cut:
+    """The connection is dropped here, the answer unfinished."""
+
+
+Piece = str | Hold | StreamError | Cut
+
+
+@dataclass
+class Streamed:
+    """An answer told piece by piece, in either API's stream format.
+
+    ``tool_calls`` are (name, arguments, id) sent after the text; ``stop`` is our word
+    for why it ended (end_turn, tool_use, max_tokens; by default from the tool calls);
+    ``usage`` is (input, output) tokens, None to send none, as some local servers do.
+    """
+
+    pieces: list[Piece]
+    tool_calls: list[tuple[str, dict[str, Any] | str, str]] = field(default_factory=list)
+    stop: str | None = None
+    usage: tuple[int, int] | None = (10, 5)
+
+
+def streamed(*pieces: Piece, **options: Any) -> Streamed:
+    return Streamed(list(pieces), **options)
+
+
+Answer = dict[str, Any] | Reply | Streamed
+Step = Answer | Callable[[dict[str, Any]], Answer]
 _ids = itertools.count(1)
 
 
@@ -40,6 +106,7 @@ class ScriptedModelApi:
         self.headers: list[dict[str, str]] = []
         self.errors: list[str] = []
         self._cond = threading.Condition()
+        self._holds: list[Hold] = []
         self._server = ThreadingHTTPServer(("127.0.0.1", 0), self._handler_class())
         self._server.daemon_threads = True
         self._thread = threading.Thread(
@@ -60,6 +127,8 @@ class ScriptedModelApi:
         return self
 
     def __exit__(self, *exc: object) -> None:
+        for hold in self._holds:
+            hold.release()
         self._server.shutdown()
         self._server.server_close()
         self._thread.join(timeout=5)
@@ -69,7 +138,7 @@ class ScriptedModelApi:
             if not self._cond.wait_for(lambda: len(self.requests) >= count, timeout):
                 raise AssertionError(f"expected {count} request(s), got {len(self.requests)}")
 
-    def _next(self, body: dict[str, Any], path: str, headers: dict[str, str]) -> Reply:
+    def _next(self, body: dict[str, Any], path: str, headers: dict[str, str]) -> Reply | Streamed:
         with self._cond:
             self.requests.append(body)
             self.paths.append(path)
@@ -84,7 +153,14 @@ class ScriptedModelApi:
         except Exception as exc:  # a failed check inside a step must reach the test
             self.errors.append(f"step for request {len(self.requests)} failed: {exc!r}")
             return Reply({"error": {"type": "api_error", "message": f"step failed: {exc}"}}, 500)
-        return outcome if isinstance(outcome, Reply) else Reply(outcome)
+        if isinstance(outcome, Streamed):
+            self._holds.extend(p for p in outcome.pieces if isinstance(p, Hold))
+            return outcome
+        if isinstance(outcome, Reply):
+            return outcome
+        if body.get("stream") is True:
+            return as_streamed(outcome)
+        return Reply(outcome)
 
     def _handler_class(self) -> type[BaseHTTPRequestHandler]:
         api = self
@@ -101,6 +177,9 @@ class ScriptedModelApi:
                     body = {"_unparsed": raw.decode(errors="replace")}
                 headers = {k.lower(): v for k, v in self.headers.items()}
                 reply = api._next(body, self.path, headers)
+                if isinstance(reply, Streamed):
+                    self._stream(sse_frames(reply, self.path, body))
+                    return
                 data = json.dumps(reply.body).encode()
                 self.send_response(reply.status)
                 self.send_header("content-type", "application/json")
@@ -109,6 +188,27 @@ class ScriptedModelApi:
                     self.send_header(key, value)
                 self.end_headers()
                 self.wfile.write(data)
+
+            def _stream(self, frames: Iterator[bytes | Hold | Cut]) -> None:
+                self.send_response(200)
+                self.send_header("content-type", "text/event-stream")
+                self.send_header("transfer-encoding", "chunked")
+                self.end_headers()
+                try:
+                    for frame in frames:
+                        if isinstance(frame, Hold):
+                            frame._wait()
+                        elif isinstance(frame, Cut):
+                            break  # no last chunk: the client sees the body end early
+                        else:
+                            self.wfile.write(b"%x\r\n%s\r\n" % (len(frame), frame))
+                            self.wfile.flush()
+                    else:
+                        self.wfile.write(b"0\r\n\r\n")
+                        self.wfile.flush()
+                except OSError:
+                    pass  # the client went away mid-answer (cancelled): nothing to tell it
+                self.close_connection = True
 
             def log_message(self, format: str, *args: Any) -> None:
                 pass  # keep test output clean
@@ -191,3 +291,147 @@ def openai_tool_call(name: str, arguments: str, *, call_id: str | None = None) -
     return openai_message(
         {"role": "assistant", "content": None, "tool_calls": [call]}, "tool_calls"
     )
+
+
+# -- streaming -------------------------------------------------------------------------
+
+
+def as_streamed(answer: dict[str, Any]) -> Streamed:
+    """A whole answer (either API's shape) as a stream of word-sized text deltas."""
+    if answer.get("type") == "message":
+        text = "".join(b["text"] for b in answer["content"] if b["type"] == "text")
+        calls = [
+            (b["name"], b["input"], b["id"]) for b in answer["content"] if b["type"] == "tool_use"
+        ]
+        stop = answer["stop_reason"]
+        usage = answer["usage"]["input_tokens"], answer["usage"]["output_tokens"]
+    else:
+        choice = answer["choices"][0]
+        message = choice["message"]
+        text = message.get("content") or ""
+        calls = [
+            (c["function"]["name"], c["function"]["arguments"], c["id"])
+            for c in message.get("tool_calls") or []
+        ]
+        stop = {"stop": "end_turn", "tool_calls": "tool_use", "length": "max_tokens"}.get(
+            choice["finish_reason"], choice["finish_reason"]
+        )
+        usage = answer["usage"]["prompt_tokens"], answer["usage"]["completion_tokens"]
+    return Streamed(_words(text), tool_calls=calls, stop=stop, usage=usage)
+
+
+def _words(text: str) -> list[Piece]:
+    return list(re.findall(r"\s*\S+\s*", text)) or ([text] if text else [])
+
+
+def sse_frames(
+    answer: Streamed, path: str, request: dict[str, Any]
+) -> Iterator[bytes | Hold | Cut]:
+    """The answer as the events of the API ``path`` names."""
+    if path.endswith("/chat/completions"):
+        options = request.get("stream_options") or {}
+        return _openai_frames(answer, bool(options.get("include_usage")))
+    return _anthropic_frames(answer)
+
+
+def _event(name: str | None, data: Any) -> bytes:
+    line = f"data: {json.dumps(data, ensure_ascii=False)}\n\n"
+    return (f"event: {name}\n{line}" if name else line).encode()
+
+
+def _stop_of(answer: Streamed) -> str:
+    return answer.stop or ("tool_use" if answer.tool_calls else "end_turn")
+
+
+def _anthropic_frames(answer: Streamed) -> Iterator[bytes | Hold | Cut]:
+    tokens_in, tokens_out = answer.usage or (0, 0)
+    message = anthropic_message([], "end_turn")
+    message.update(stop_reason=None, usage={"input_tokens": tokens_in, "output_tokens": 1})
+    yield _event("message_start", {"type": "message_start", "message": message})
+    yield _event("ping", {"type": "ping"})
+    index = 0
+    text_open = False
+    for piece in answer.pieces:
+        if isinstance(piece, str):
+            if not text_open:
+                block = {"type": "text", "text": ""}
+                yield _event(
+                    "content_block_start",
+                    {"type": "content_block_start", "index": index, "content_block": block},
+                )
+                text_open = True
+            delta = {"type": "text_delta", "text": piece}
+            yield _event(
+                "content_block_delta",
+                {"type": "content_block_delta", "index": index, "delta": delta},
+            )
+        elif isinstance(piece, StreamError):
+            error = {"type": piece.kind, "message": piece.message}
+            yield _event("error", {"type": "error", "error": error})
+            return
+        else:
+            yield piece
+            if isinstance(piece, Cut):
+                return
+    if text_open:
+        yield _event("content_block_stop", {"type": "content_block_stop", "index": index})
+        index += 1
+    for name, arguments, call_id in answer.tool_calls:
+        block = {"type": "tool_use", "id": call_id, "name": name, "input": {}}
+        yield _event(
+            "content_block_start",
+            {"type": "content_block_start", "index": index, "content_block": block},
+        )
+        raw = arguments if isinstance(arguments, str) else json.dumps(arguments, ensure_ascii=False)
+        for part in (raw[: len(raw) // 2], raw[len(raw) // 2 :]):
+            delta = {"type": "input_json_delta", "partial_json": part}
+            yield _event(
+                "content_block_delta",
+                {"type": "content_block_delta", "index": index, "delta": delta},
+            )
+        yield _event("content_block_stop", {"type": "content_block_stop", "index": index})
+        index += 1
+    delta = {"stop_reason": _stop_of(answer), "stop_sequence": None}
+    yield _event(
+        "message_delta",
+        {"type": "message_delta", "delta": delta, "usage": {"output_tokens": tokens_out}},
+    )
+    yield _event("message_stop", {"type": "message_stop"})
+
+
+def _openai_frames(answer: Streamed, include_usage: bool) -> Iterator[bytes | Hold | Cut]:
+    head = {"id": f"chatcmpl-{next(_ids)}", "object": "chat.completion.chunk", "created": 0}
+    head["model"] = "gpt-test"
+
+    def chunk(delta: dict[str, Any], finish: str | None = None) -> bytes:
+        choice = {"index": 0, "delta": delta, "finish_reason": finish}
+        return _event(None, {**head, "choices": [choice]})
+
+    yield chunk({"role": "assistant", "content": ""})
+    for piece in answer.pieces:
+        if isinstance(piece, str):
+            yield chunk({"content": piece})
+        elif isinstance(piece, StreamError):
+            yield _event(None, {"error": {"message": piece.message, "type": piece.kind}})
+            return
+        else:
+            yield piece
+            if isinstance(piece, Cut):
+                return
+    for index, (name, arguments, call_id) in enumerate(answer.tool_calls):
+        raw = arguments if isinstance(arguments, str) else json.dumps(arguments, ensure_ascii=False)
+        first = {"index": index, "id": call_id, "type": "function"}
+        first["function"] = {"name": name, "arguments": ""}
+        yield chunk({"tool_calls": [first]})
+        for part in (raw[: len(raw) // 2], raw[len(raw) // 2 :]):
+            yield chunk({"tool_calls": [{"index": index, "function": {"arguments": part}}]})
+    finish = {"end_turn": "stop", "tool_use": "tool_calls", "max_tokens": "length"}
+    yield chunk({}, finish.get(_stop_of(answer), "stop"))
+    if include_usage and answer.usage is not None:
+        usage = {
+            "prompt_tokens": answer.usage[0],
+            "completion_tokens": answer.usage[1],
+            "total_tokens": sum(answer.usage),
+        }
+        yield _event(None, {**head, "choices": [], "usage": usage})
+    yield b"data: [DONE]\n\n"

@@ -12,6 +12,11 @@ results go back in call order. Invariants:
   "cancelled" results; a prompt that got no answer at all is taken back out.
 - Cancelling ``run`` cancels the in-flight tool calls (an MCP call then sends
   ``notifications/cancelled``) before the cancellation propagates.
+- The model's text streams to `AgentEvents.assistant_delta` as it arrives. When the
+  stream is cut (cancelled, or an API error mid-answer), what arrived stays in the
+  conversation as an ``interrupted`` assistant message, as the user saw it; tool calls
+  the model had not finished asking for are dropped. Tool calls run once the model's
+  message is complete: they are only whole then (and a call's arguments only valid).
 
 The loop knows `Tool` and `ToolRegistry`, never MCP; the UI listens through `AgentEvents`.
 """
@@ -60,8 +65,12 @@ class AgentEvents:
     def retrying(self, error: ModelError, delay: float, attempt: int) -> None:
         """A transient API error; the call is retried after ``delay`` seconds."""
 
+    def assistant_delta(self, text: str) -> None:
+        """A piece of the model's text, as it is generated (before `assistant_text`)."""
+
     def assistant_text(self, text: str, *, final: bool) -> None:
-        """Text the model wrote; ``final`` when no tool calls follow it in this turn."""
+        """Text the model wrote, whole, once its message is complete (also when it
+        streamed); ``final`` when no tool calls follow it in this turn."""
 
     def tool_started(self, call: ToolCall) -> None:
         """An authorized call starts running."""
@@ -122,6 +131,8 @@ class Agent:
         self.messages: list[Message] = []
         #: Which tool definitions go on each request (all, or search_tools and those found).
         self.tool_search = tool_search or ToolSearch(registry, provider.name)
+        #: The text streamed by the model call in flight.
+        self._partial: list[str] = []
 
     def clear(self) -> None:
         """Forget the conversation."""
@@ -140,6 +151,7 @@ class Agent:
                 try:
                     response = await self._complete()
                 except ModelError as error:
+                    self._keep_partial()
                     self._forget_unanswered(start)
                     outcome.status, outcome.error = "error", error
                     return outcome
@@ -154,9 +166,12 @@ class Agent:
                 if not message.tool_calls:
                     outcome.text = message.text
                     return outcome
+                # Calls start once the message is complete: a streamed call is whole (its
+                # arguments valid JSON) only then, and the model may ask for several.
                 results = await self._run_tools(message.tool_calls)
                 self.messages.append(UserMessage(tool_results=results))
         except asyncio.CancelledError:
+            self._keep_partial()
             self._repair_after_cancel(start)
             raise
 
@@ -210,11 +225,19 @@ class Agent:
         system = self.system_prompt() if callable(self.system_prompt) else self.system_prompt
         sent = self.tool_search.tools_for_request(self.messages)
         tools = [ToolSpec(t.name, t.description, t.input_schema) for t in sent]
+        self._partial.clear()
         self.events.model_started()
         try:
-            return await self.retry.call(
-                self.provider, system, self.messages, tools, on_retry=self.events.retrying
+            response = await self.retry.call(
+                self.provider,
+                system,
+                self.messages,
+                tools,
+                on_retry=self.events.retrying,
+                on_text=self._streamed,
             )
+            self._partial.clear()
+            return response
         except ModelError:
             raise
         except Exception as exc:  # a provider bug ends this turn, not the session
@@ -223,6 +246,17 @@ class Agent:
             raise ModelError("other", f"{self.provider.name} failed: {name}: {exc}") from exc
         finally:
             self.events.model_finished()
+
+    def _streamed(self, text: str) -> None:
+        self._partial.append(text)
+        self.events.assistant_delta(text)
+
+    def _keep_partial(self) -> None:
+        """The text of a cut stream stays as the model's (interrupted) answer."""
+        text = "".join(self._partial)
+        self._partial.clear()
+        if text.strip():
+            self.messages.append(AssistantMessage(text=text, interrupted=True))
 
     # -- tools -----------------------------------------------------------------------
 

@@ -1,7 +1,10 @@
 """``cat-code -p PROMPT``: run the agent once, for scripts.
 
-stdout carries only the model's final answer; everything a human watching wants (tool
-calls as ``⏺`` lines, progress, retries, MCP failures, errors) goes to stderr. Nothing
+stdout carries the model's text, written (and flushed) as it is generated, each message
+ending with a newline; everything else a human watching wants (tool calls as ``⏺``
+lines, progress, retries, MCP failures, errors) goes to stderr. Text the model writes
+before asking for tools is on stdout too: while it streams, nobody knows yet whether
+tool calls follow. A message that did not stream is written whole when complete. Nothing
 can ask: tools that would need approval are refused unless ``--yes`` or
 ``--allow-tool`` approves them, elicitation requests are declined, and a server that
 needs a sign-in is named on stderr, never signed in (no browser). Exit 0 when the model
@@ -57,18 +60,41 @@ def _say(text: str) -> None:
     sys.stderr.flush()
 
 
-class _StderrEvents(AgentEvents):
-    """Tool calls, progress and interim text on stderr; the answer is printed by the caller."""
+class _OneShotEvents(AgentEvents):
+    """The model's text on stdout as it comes; tool calls and progress on stderr."""
 
     def __init__(self) -> None:
         self._last_progress: dict[str, str] = {}
+        self._streamed = False  # the current message's text is on stdout already
+        self._line_open = False  # stdout's last line has no newline yet
 
     def retrying(self, error: ModelError, delay: float, attempt: int) -> None:
         _say(f"cat-code: {error}; retrying in {delay:.1f} s (attempt {attempt})")
 
+    def model_started(self) -> None:
+        self.end_line()
+        self._streamed = False
+
+    def assistant_delta(self, text: str) -> None:
+        self._streamed = True
+        self._write(text)
+
     def assistant_text(self, text: str, *, final: bool) -> None:
-        if not final:
-            _say(text.rstrip())
+        if not self._streamed:
+            self._write(text)
+        self.end_line()
+
+    def end_line(self) -> None:
+        """End the text on stdout with a newline (also when a stream was cut)."""
+        if self._line_open:
+            self._write("\n")
+
+    def _write(self, text: str) -> None:
+        if not text:
+            return
+        sys.stdout.write(text)
+        sys.stdout.flush()
+        self._line_open = not text.endswith("\n")
 
     def tool_progress(
         self, call: ToolCall, progress: float, total: float | None, message: str | None
@@ -103,6 +129,8 @@ async def _run(args: argparse.Namespace, prompt: str) -> int:
     # The SDK import (about a second) overlaps the servers' startup.
     prepare = asyncio.create_task(provider.prepare(), name="model-prepare")
 
+    events = _OneShotEvents()
+
     async def work() -> int:
         try:
             await pool.connect_all()
@@ -124,15 +152,14 @@ async def _run(args: argparse.Namespace, prompt: str) -> int:
                 permissions=Permissions(approve_all=args.yes, allow_patterns=args.allow_tool),
                 system_prompt=lambda: build_system_prompt(Path.cwd(), pool.instructions()),
                 max_turns=args.max_turns or DEFAULT_MAX_TURNS,
-                events=_StderrEvents(),
+                events=events,
             )
             outcome = await agent.run(prompt)
         finally:
+            events.end_line()
             prepare.cancel()
             await provider.close()
         if outcome.status == "done":
-            sys.stdout.write(outcome.text.rstrip("\n") + "\n")
-            sys.stdout.flush()
             if outcome.stop_reason == "max_tokens":
                 _say("cat-code: the answer was cut off at the output token limit")
             return EXIT_OK

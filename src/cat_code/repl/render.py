@@ -6,6 +6,12 @@ above the prompt). `TurnView` is the REPL's `AgentEvents`: a single spinner line
 the running turn — "thinking…" or the running tool with its latest progress message —
 and, above it, the model's text as Markdown and one ``⏺`` entry per finished call.
 Questions pause the spinner (`TurnView.paused`) so they never share a line with it.
+
+The model's text streams into the live area just above the spinner: each Markdown block
+is printed rendered (for good, above the live area) as soon as it is complete, and the
+block still being written shows raw, its last lines only, in the live area. When the
+turn ends, for whatever reason (Ctrl-C, an error), the text that arrived is printed too:
+what the user saw stays on screen.
 """
 
 from __future__ import annotations
@@ -16,19 +22,25 @@ import sys
 from collections.abc import Iterator
 from typing import Any
 
-from rich.console import Console
+from rich.console import Console, ConsoleOptions, RenderResult
+from rich.live import Live
 from rich.markdown import Markdown
-from rich.status import Status
+from rich.spinner import Spinner
 from rich.text import Text
 
 from cat_code.agent.loop import AgentEvents
 from cat_code.agent.providers.base import ModelError, ToolCall
 from cat_code.agent.transcript import ARROW, BULLET, INDENT, call_head, compact_json, tool_line
+from cat_code.repl.markdown_stream import MarkdownStream, RenderedPrefix
 from cat_code.tools.base import ToolResult
 
 logger = logging.getLogger(__name__)
 
 CANCEL_HINT = "(Ctrl-C cancels)"
+#: Most lines of a block being written shown at once; a taller live area redraws badly.
+PENDING_LINES = 12
+#: Live-area redraws per second: the spinner's pace, and the most a stream is redrawn.
+REFRESH_PER_SECOND = 12.5
 
 
 def make_console() -> Console:
@@ -66,10 +78,14 @@ class TurnView(AgentEvents):
 
     def __init__(self, console: Console) -> None:
         self.console = console
-        self._status: Status | None = None
+        self._status: Live | None = None
+        self._spinner = Spinner("dots", style="status.spinner")
         self._thinking = False
         self._running: dict[str, tuple[str, str]] = {}
         self._label = "thinking…"
+        #: The message streaming now (None when it was not streamed, or is printed).
+        self._stream: MarkdownStream | None = None
+        self._printed: RenderedPrefix | None = None
 
     # -- lifecycle -------------------------------------------------------------------
 
@@ -78,10 +94,17 @@ class TurnView(AgentEvents):
         self._thinking = False
         self._running.clear()
         if self._status is None:
-            self._status = Status(self._text(), console=self.console, spinner="dots")
+            self._spinner.update(text=self._text())
+            self._status = Live(
+                _LiveArea(self),
+                console=self.console,
+                refresh_per_second=REFRESH_PER_SECOND,
+                transient=True,
+            )
             self._status.start()
 
     def end(self) -> None:
+        self._finish_stream(None)  # a cut stream: what arrived stays on screen
         if self._status is not None:
             self._status.stop()
             self._status = None
@@ -106,6 +129,7 @@ class TurnView(AgentEvents):
     # -- AgentEvents -----------------------------------------------------------------
 
     def model_started(self) -> None:
+        self._finish_stream(None)
         self._thinking = True
         self._update()
 
@@ -116,8 +140,19 @@ class TurnView(AgentEvents):
     def retrying(self, error: ModelError, delay: float, attempt: int) -> None:
         self.console.print(note_line(f"⚠ {error} — retrying in {delay:.1f} s (attempt {attempt})"))
 
+    def assistant_delta(self, text: str) -> None:
+        if self._stream is None:
+            self._stream = MarkdownStream()
+            self._printed = RenderedPrefix(self.console, markdown)
+            self._update()
+        if self._stream.feed(text):
+            self._print_new(self._stream.complete)
+
     def assistant_text(self, text: str, *, final: bool) -> None:
-        self.console.print(markdown(text))
+        if self._stream is None:  # not streamed: all of it at once
+            self.console.print(markdown(text))
+        else:
+            self._finish_stream(text)
 
     def tool_started(self, call: ToolCall) -> None:
         self._running[call.id] = (call_head(call.name, call.arguments), "")
@@ -136,6 +171,37 @@ class TurnView(AgentEvents):
         self.console.print(tool_entry(call.name, call.arguments, result, self.console.width))
         self._update()
 
+    # -- streaming -------------------------------------------------------------------
+
+    def _finish_stream(self, text: str | None) -> None:
+        """Print the rest of the streamed message (``text``: the whole, when known)."""
+        stream = self._stream
+        if stream is None:
+            return
+        if text is not None and text != stream.text:
+            logger.debug("the streamed text differs from the message; showing the message")
+            stream = MarkdownStream()
+            stream.feed(text)
+        stream.finish()
+        self._print_new(stream.complete)
+        self._stream = self._printed = None
+        self._update()
+
+    def _print_new(self, text: str) -> None:
+        lines = self._printed.new_lines(text) if self._printed is not None else None
+        if lines is not None:
+            self.console.print(lines, end="")
+
+    def pending_text(self, width: int) -> Text | None:
+        """The last lines of the block being written, as the live area shows them."""
+        stream = self._stream  # read once: the live area redraws from its own thread
+        pending = stream.pending if stream is not None else ""
+        if not pending.strip():
+            return None
+        lines = Text(pending.strip("\n")).wrap(self.console, width)
+        keep = max(3, min(PENDING_LINES, self.console.height - 4))
+        return Text("\n").join(lines[-keep:])
+
     # -- drawing ---------------------------------------------------------------------
 
     def _text(self) -> Text:
@@ -145,7 +211,7 @@ class TurnView(AgentEvents):
         elif self._running:
             line = f"{len(self._running)} tools running: " + ", ".join(self.running_calls())
         elif self._thinking:
-            line = "thinking…"
+            line = "writing…" if self._stream is not None else "thinking…"
         else:
             line = self._label
         width = max(20, self.console.width - 4 - len(CANCEL_HINT) - 1)
@@ -154,8 +220,20 @@ class TurnView(AgentEvents):
         return Text.assemble(line, " ", (CANCEL_HINT, "bright_black"))
 
     def _update(self) -> None:
-        if self._status is not None:
-            self._status.update(self._text())
+        self._spinner.update(text=self._text())
+
+
+class _LiveArea:
+    """What the live area shows on each redraw: the text being written, then the spinner."""
+
+    def __init__(self, view: TurnView) -> None:
+        self.view = view
+
+    def __rich_console__(self, console: Console, options: ConsoleOptions) -> RenderResult:
+        pending = self.view.pending_text(options.max_width)
+        if pending is not None:
+            yield pending
+        yield self.view._spinner
 
 
 class ConsoleLogHandler(logging.Handler):

@@ -9,6 +9,13 @@ only here: our messages become content blocks (consecutive same-role messages me
 empty ones dropped, tool results first in a user turn, as the API requires), tool
 schemas pass through `object_schema`, and every SDK exception becomes a one-line
 `ModelError`.
+
+Answers stream (``messages.stream``): text deltas go to ``on_text`` as they arrive and
+the SDK assembles the final message (tool inputs included), read by `from_wire` as a
+non-streamed one would be. An ``error`` event mid-stream carries a 200 status, so its
+kind comes from its error type; a connection that breaks mid-stream (which the SDK lets
+through as an ``httpx2`` error) or a stream that stops before its stop reason is a
+network error.
 """
 
 from __future__ import annotations
@@ -23,10 +30,12 @@ from typing import TYPE_CHECKING, Any, cast
 from cat_code.agent.providers import HOW_TO_CONFIGURE, NoModelConfigured
 from cat_code.agent.providers.base import (
     AssistantMessage,
+    ErrorKind,
     Message,
     ModelError,
     ModelResponse,
     StopReason,
+    TextSink,
     ToolCall,
     ToolSpec,
     Usage,
@@ -36,6 +45,7 @@ from cat_code.agent.providers.base import (
     result_text,
     retry_after_seconds,
     status_kind,
+    wire_text,
 )
 from cat_code.agent.providers.schema import object_schema
 from cat_code.tools.base import ToolResult
@@ -45,8 +55,20 @@ if TYPE_CHECKING:
 
 logger = logging.getLogger(__name__)
 
-#: Output budget per model call. Below the SDK's limit for non-streaming calls on every model.
+#: Output budget per model call.
 MAX_TOKENS = 8192
+
+#: The status each API error type stands for, for errors sent mid-stream (with a 200).
+_ERROR_TYPE_STATUS = {
+    "invalid_request_error": 400,
+    "authentication_error": 401,
+    "permission_error": 403,
+    "not_found_error": 404,
+    "request_too_large": 413,
+    "rate_limit_error": 429,
+    "api_error": 500,
+    "overloaded_error": 529,
+}
 
 _STOP_REASONS: dict[str, StopReason] = {
     "end_turn": "end_turn",
@@ -106,7 +128,12 @@ class AnthropicProvider:
         return self._client
 
     async def complete(
-        self, system: str, messages: Sequence[Message], tools: Sequence[ToolSpec]
+        self,
+        system: str,
+        messages: Sequence[Message],
+        tools: Sequence[ToolSpec],
+        *,
+        on_text: TextSink | None = None,
     ) -> ModelResponse:
         params: dict[str, Any] = {
             "model": self.model,
@@ -121,15 +148,32 @@ class AnthropicProvider:
             params["tools"] = [tool_param(t) for t in tools]
         client = await self._ready_client()
         import anthropic
+        import httpx2
 
         try:
-            response = await client.messages.create(**params)
+            async with client.messages.stream(**params) as stream:
+                async for event in stream:
+                    if event.type == "text" and event.text and on_text is not None:
+                        on_text(event.text)
+                response = await stream.get_final_message()
         except anthropic.APIStatusError as exc:
             raise self._status_error(exc) from exc
         except anthropic.APIConnectionError as exc:
             raise self._connection_error(exc) from exc
         except anthropic.AnthropicError as exc:
             raise ModelError("other", f"Anthropic API: {exc}") from exc
+        except httpx2.TimeoutException as exc:
+            raise ModelError("timeout", f"Anthropic API timed out ({client.base_url})") from exc
+        except httpx2.TransportError as exc:
+            raise ModelError(
+                "network", f"Anthropic API connection broke mid-answer: {exc or type(exc).__name__}"
+            ) from exc
+        except (ValueError, RuntimeError) as exc:  # the SDK cannot assemble what was sent
+            raise ModelError("other", f"Anthropic API sent an unreadable stream: {exc}") from exc
+        if response.stop_reason is None:
+            raise ModelError(
+                "network", "Anthropic API: the answer stream ended before the answer did"
+            )
         return from_wire(response)
 
     async def close(self) -> None:
@@ -138,7 +182,9 @@ class AnthropicProvider:
 
     def _status_error(self, exc: anthropic.APIStatusError) -> ModelError:
         status = exc.status_code
-        kind = status_kind(status)
+        if status < 400:  # an error event in a stream that had started with 200
+            status = _ERROR_TYPE_STATUS.get(exc.type or "", 500)
+        kind: ErrorKind = status_kind(status)
         if exc.type == "overloaded_error":
             kind = "overloaded"
         detail = exc.api_message or exc.message
@@ -193,8 +239,8 @@ def to_wire(messages: Sequence[Message]) -> list[dict[str, Any]]:
                 blocks.append({"type": "text", "text": message.text})
         else:
             role = "assistant"
-            if message.text:
-                blocks.append({"type": "text", "text": message.text})
+            if text := wire_text(message):
+                blocks.append({"type": "text", "text": text})
             blocks.extend(
                 {"type": "tool_use", "id": call.id, "name": call.name, "input": call.arguments}
                 for call in message.tool_calls

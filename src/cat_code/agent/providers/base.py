@@ -5,6 +5,11 @@ wire shape and back inside ``complete`` and nowhere else. Every API failure leav
 provider as a `ModelError` whose text is one line a user can act on and whose
 ``retryable`` flag drives the one retry policy (`RetryPolicy`), shared by all providers:
 SDK clients are built with their own retries off so backoff is visible and testable.
+
+Answers stream: ``complete`` hands each piece of text to ``on_text`` as it arrives and
+still returns the whole `ModelResponse` at the end (tool calls are only complete then).
+A call that has streamed text is never retried: the text is already on the user's screen,
+and a second answer would show it twice. The caller keeps what arrived instead.
 """
 
 from __future__ import annotations
@@ -47,10 +52,15 @@ class UserMessage:
 
 @dataclass(slots=True)
 class AssistantMessage:
-    """What the model said: text, and the tool calls it wants run."""
+    """What the model said: text, and the tool calls it wants run.
+
+    ``interrupted``: the answer was cut short (Ctrl-C, or an error mid-stream) and holds
+    only the text that had arrived; `wire_text` tells the model so on the next call.
+    """
 
     text: str = ""
     tool_calls: list[ToolCall] = field(default_factory=list)
+    interrupted: bool = False
 
 
 Message = UserMessage | AssistantMessage
@@ -110,6 +120,20 @@ class ModelError(Exception):
         return self.message
 
 
+#: Receives the model's text piece by piece, as it is generated.
+TextSink = Callable[[str], None]
+
+#: Appended, for the model, to an answer the user cut short.
+INTERRUPTED_NOTE = "[interrupted by the user]"
+
+
+def wire_text(message: AssistantMessage) -> str:
+    """An assistant message's text as sent back to a model: an interrupted one says so."""
+    if not message.interrupted:
+        return message.text
+    return f"{message.text.rstrip()}\n\n{INTERRUPTED_NOTE}" if message.text.strip() else ""
+
+
 class Provider(Protocol):
     """A model behind an API."""
 
@@ -120,9 +144,15 @@ class Provider(Protocol):
         """Load what the first call needs (the SDK); safe to call early, and more than once."""
 
     async def complete(
-        self, system: str, messages: Sequence[Message], tools: Sequence[ToolSpec]
+        self,
+        system: str,
+        messages: Sequence[Message],
+        tools: Sequence[ToolSpec],
+        *,
+        on_text: TextSink | None = None,
     ) -> ModelResponse:
-        """One model call. Raises `ModelError` for every API failure."""
+        """One model call, its text streamed to ``on_text``. Raises `ModelError` for every
+        API failure, also one in the middle of the stream."""
 
     async def close(self) -> None:
         """Release the HTTP client."""
@@ -163,14 +193,27 @@ class RetryPolicy:
         messages: Sequence[Message],
         tools: Sequence[ToolSpec],
         on_retry: RetryCallback | None = None,
+        on_text: TextSink | None = None,
     ) -> ModelResponse:
+        streamed = False
+
+        def forward(text: str) -> None:
+            nonlocal streamed
+            if not text:
+                return
+            streamed = True
+            if on_text is not None:
+                on_text(text)
+
         attempt = 0
         while True:
             try:
-                return await provider.complete(system, messages, tools)
+                return await provider.complete(system, messages, tools, on_text=forward)
             except ModelError as error:
                 attempt += 1
-                wait = self.delay(error, attempt)
+                # Text already shown would be shown again by a second answer: the caller
+                # keeps the part that arrived and the user decides what next.
+                wait = None if streamed else self.delay(error, attempt)
                 if wait is None:
                     if attempt > 1:
                         error.message += f" (gave up after {attempt - 1} retries)"

@@ -7,6 +7,11 @@ Anthropic, the SDK is imported on a worker thread by `prepare`, SDK retries are 
 conversion happens only here, and every SDK exception becomes a one-line `ModelError`.
 Tool-call arguments that are not a JSON object become a `ToolCall` with ``error`` set,
 which the loop reports to the model as an error result.
+
+Answers stream (``stream=True``, assembled by `ChatStream`). The usage is asked for with
+``stream_options``; a server that rejects that option (400 naming it) is asked again
+without it, and not asked again while this provider lives. A stream that stops before
+its finish reason is a network error, as is one that breaks.
 """
 
 from __future__ import annotations
@@ -24,10 +29,12 @@ from typing import TYPE_CHECKING, Any
 from cat_code.agent.providers import NoModelConfigured
 from cat_code.agent.providers.base import (
     AssistantMessage,
+    ErrorKind,
     Message,
     ModelError,
     ModelResponse,
     StopReason,
+    TextSink,
     ToolCall,
     ToolSpec,
     Usage,
@@ -37,7 +44,9 @@ from cat_code.agent.providers.base import (
     result_text,
     retry_after_seconds,
     status_kind,
+    wire_text,
 )
+from cat_code.agent.providers.chat_stream import ChatStream
 from cat_code.agent.providers.schema import object_schema
 
 if TYPE_CHECKING:
@@ -59,7 +68,7 @@ _call_ids = itertools.count(1)
 
 
 class OpenAIProvider:
-    """Chat-completions models through ``AsyncOpenAI().chat.completions.create``."""
+    """Chat-completions models through ``AsyncOpenAI().chat.completions.create``, streamed."""
 
     def __init__(self, model: str, *, client: openai.AsyncOpenAI | None = None) -> None:
         self.model = model
@@ -74,6 +83,8 @@ class OpenAIProvider:
                 )
         self._client = client
         self._import: asyncio.Future[Any] | None = None
+        #: Whether to send ``stream_options`` (off once the server has refused it).
+        self._ask_usage = True
 
     async def prepare(self) -> None:
         """Import the SDK off the event loop; later calls wait for the same import."""
@@ -94,28 +105,51 @@ class OpenAIProvider:
         return self._client
 
     async def complete(
-        self, system: str, messages: Sequence[Message], tools: Sequence[ToolSpec]
+        self,
+        system: str,
+        messages: Sequence[Message],
+        tools: Sequence[ToolSpec],
+        *,
+        on_text: TextSink | None = None,
     ) -> ModelResponse:
         params: dict[str, Any] = {"model": self.model, "messages": to_wire(system, messages)}
         if tools:
             params["tools"] = [tool_param(t) for t in tools]
+        params["stream"] = True
         client = await self._ready_client()
         import openai
 
-        try:
-            response = await client.chat.completions.create(**params)
-        except openai.APIStatusError as exc:
-            raise self._status_error(exc) from exc
-        except openai.APIConnectionError as exc:
-            where = str(client.base_url)
-            if isinstance(exc, openai.APITimeoutError):
-                raise ModelError("timeout", f"OpenAI API timed out ({where})") from exc
-            cause = exc.__cause__
-            reason = str(cause) if cause is not None and str(cause) else exc.message
-            raise ModelError("network", f"OpenAI API unreachable at {where}: {reason}") from exc
-        except openai.OpenAIError as exc:
-            raise ModelError("other", f"OpenAI API: {exc}") from exc
-        return from_wire(response)
+        while True:
+            if self._ask_usage:
+                params["stream_options"] = {"include_usage": True}
+            else:
+                params.pop("stream_options", None)
+            answer = ChatStream()
+            try:
+                stream = await client.chat.completions.create(**params)
+                async with stream:
+                    async for chunk in stream:
+                        shown = answer.add(chunk)
+                        if shown and on_text is not None:
+                            on_text(shown)
+            except openai.APIStatusError as exc:
+                if self._ask_usage and _refuses_stream_options(exc) and not answer.started:
+                    logger.info("%s does not take stream_options; asking without", client.base_url)
+                    self._ask_usage = False
+                    continue
+                raise self._status_error(exc) from exc
+            except openai.APIConnectionError as exc:
+                where = str(client.base_url)
+                if isinstance(exc, openai.APITimeoutError):
+                    raise ModelError("timeout", f"OpenAI API timed out ({where})") from exc
+                cause = exc.__cause__
+                reason = str(cause) if cause is not None and str(cause) else exc.message
+                raise ModelError("network", f"OpenAI API unreachable at {where}: {reason}") from exc
+            except openai.APIError as exc:  # an error event in the middle of the stream
+                raise _stream_error(exc) from exc
+            except openai.OpenAIError as exc:
+                raise ModelError("other", f"OpenAI API: {exc}") from exc
+            return from_stream(answer)
 
     async def close(self) -> None:
         if self._client is not None:
@@ -164,9 +198,9 @@ def to_wire(system: str, messages: Sequence[Message]) -> list[dict[str, Any]]:
             if message.text:
                 wire.append({"role": "user", "content": message.text})
             continue
-        if not message.text and not message.tool_calls:
+        if not wire_text(message) and not message.tool_calls:
             continue
-        turn: dict[str, Any] = {"role": "assistant", "content": message.text or None}
+        turn: dict[str, Any] = {"role": "assistant", "content": wire_text(message) or None}
         if message.tool_calls:
             turn["tool_calls"] = [
                 {
@@ -183,31 +217,45 @@ def to_wire(system: str, messages: Sequence[Message]) -> list[dict[str, Any]]:
     return wire
 
 
-def from_wire(response: Any) -> ModelResponse:
-    """A chat-completions response as our `ModelResponse`."""
-    if not response.choices:
-        raise ModelError("other", "OpenAI API answered with no choices")
-    choice = response.choices[0]
-    message = choice.message
-    calls: list[ToolCall] = []
-    for raw in message.tool_calls or []:
-        function = getattr(raw, "function", None)
-        if function is None:
-            logger.debug("ignoring a tool call of type %r", getattr(raw, "type", None))
-            continue
-        # Some local servers leave the id out; the result must still be matched to its call.
-        call_id = raw.id or f"call_{next(_call_ids)}"
-        calls.append(_tool_call(call_id, function.name, function.arguments))
-    usage = getattr(response, "usage", None)
-    text = message.content or getattr(message, "refusal", None) or ""
+def from_stream(answer: ChatStream) -> ModelResponse:
+    """A streamed answer as our `ModelResponse`."""
+    if answer.finish_reason is None:
+        raise ModelError("network", "OpenAI API: the answer stream ended before the answer did")
+    # Some local servers leave the id out; the result must still be matched to its call.
+    calls = [
+        _tool_call(call.id or f"call_{next(_call_ids)}", call.name, call.arguments)
+        for call in answer.calls
+    ]
     return ModelResponse(
-        message=AssistantMessage(text=text, tool_calls=calls),
-        stop_reason=_FINISH_REASONS.get(choice.finish_reason or "", "other"),
-        usage=Usage(
-            input_tokens=getattr(usage, "prompt_tokens", 0) or 0,
-            output_tokens=getattr(usage, "completion_tokens", 0) or 0,
-        ),
+        message=AssistantMessage(text=answer.text or answer.refusal, tool_calls=calls),
+        stop_reason=_FINISH_REASONS.get(answer.finish_reason, "other"),
+        usage=Usage(input_tokens=answer.prompt_tokens, output_tokens=answer.completion_tokens),
     )
+
+
+def _refuses_stream_options(exc: openai.APIStatusError) -> bool:
+    return exc.status_code in (400, 422) and "stream_options" in str(exc)
+
+
+#: Error types a server may name in a mid-stream error event, and what they mean.
+_STREAM_ERROR_KINDS: dict[str, ErrorKind] = {
+    "server_error": "server",
+    "api_error": "server",
+    "overloaded_error": "overloaded",
+    "rate_limit_exceeded": "rate_limit",
+    "rate_limit_error": "rate_limit",
+    "insufficient_quota": "rate_limit",
+    "timeout": "timeout",
+}
+
+
+def _stream_error(exc: openai.APIError) -> ModelError:
+    body = exc.body if isinstance(exc.body, dict) else {}
+    names = [str(body.get(key) or "") for key in ("type", "code")]
+    kind: ErrorKind = next(
+        (_STREAM_ERROR_KINDS[name] for name in names if name in _STREAM_ERROR_KINDS), "other"
+    )
+    return ModelError(kind, f"OpenAI API {describe_status(kind)} mid-answer: {exc.message}")
 
 
 def _tool_call(call_id: str, name: str, raw_arguments: str | None) -> ToolCall:
