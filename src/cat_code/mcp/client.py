@@ -11,9 +11,10 @@ given `Roots`, ``elicitation/create`` only when a handler was given, anything el
 a 2026-07-28 server's input requests get the same answers, roots or the working
 directory). With a `Roots` it declares ``roots`` (``listChanged``) and, in the handshake
 era, sends ``notifications/roots/list_changed`` when they change. When the session
-expires, one renewal serves every call that found it gone, and every call issued while it runs waits for it,
-each bounded by its own timeout. The client keeps no server state: it raises, and it
-tells its owner (``on_lost``) the moment its connection ends by itself.
+expires, one renewal serves every call that found it gone, and every call issued while
+it runs waits for it, each bounded by its own timeout. The client keeps no server
+state: it raises, and it tells its owner (``on_lost``) the moment its connection ends
+by itself.
 """
 
 from __future__ import annotations
