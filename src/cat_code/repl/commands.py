@@ -403,6 +403,11 @@ def complete(text: str, ctx: CommandContext) -> list[str]:
         names = sorted({n.split(" ")[0] for n in COMMANDS} | {"/quit"})
         found = [n for n in names if n.startswith(words[0].lower())]
         return found + prompt_commands.complete_command(words[0], ctx)
+    if words[0] == "/permissions" and len(words) == 2:
+        return ["remove"] if "remove".startswith(words[1]) else []
+    if words[:2] == ["/permissions", "remove"] and len(words) == 3 and ctx.rules is not None:
+        mine = [r.pattern for r in ctx.rules.rules if r.source != "project"]
+        return [p for p in dict.fromkeys(mine) if p.startswith(words[2])]
     if words[0] == "/mcp" and len(words) == 2:
         return [s for s in _MCP_SUBCOMMANDS if s.startswith(words[1])]
     if words[0] == "/mcp" and words[1] in ("restart", "disable", "enable") and len(words) == 3:
