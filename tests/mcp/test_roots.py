@@ -6,9 +6,12 @@ and server-everything's own ``roots/list`` request."""
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import json
+import logging
 import shutil
 import sys
+from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
@@ -247,3 +250,77 @@ def test_add_dir_on_the_command_line_is_checked(tmp_path: Path) -> None:
     )
     assert done.returncode == 2
     assert "argument --add-dir" in done.stderr and "missing: no such directory" in done.stderr
+
+
+@contextlib.contextmanager
+def logs_of(text: str) -> Iterator[asyncio.Event]:
+    """An event set when the client logs ``text`` (a server's notifications/message)."""
+    seen = asyncio.Event()
+
+    class Watch(logging.Handler):
+        def emit(self, record: logging.LogRecord) -> None:
+            if text in record.getMessage():
+                seen.set()
+
+    log = logging.getLogger("cat_code.mcp.client")
+    handler, level = Watch(), log.level
+    log.addHandler(handler)
+    log.setLevel(logging.INFO)
+    try:
+        yield seen
+    finally:
+        log.removeHandler(handler)
+        log.setLevel(level)
+
+
+class CountingRoots(Roots):
+    """Roots that count the server's requests answered from them."""
+
+    def __init__(self, *args: Any, **kwargs: Any) -> None:
+        super().__init__(*args, **kwargs)
+        self.answers = 0
+        self._changed = asyncio.Event()
+
+    def result(self) -> dict[str, Any]:
+        self.answers += 1
+        self._changed.set()
+        return super().result()
+
+    async def wait_answers(self, count: int) -> None:
+        async with asyncio.timeout(10):
+            while self.answers < count:
+                self._changed.clear()
+                await self._changed.wait()
+
+
+@pytest.mark.skipif(not node_available(), reason="server-everything is not installed")
+async def test_server_everything_over_http_asks_again_after_list_changed(tmp_path: Path) -> None:
+    """Over Streamable HTTP its requests come on the GET stream, our answers as POSTs."""
+    from http_peers import everything_command, free_port, start_processes, stop, wait_for_port
+
+    from cat_code.mcp.http import StreamableHttpTransport
+
+    (tmp_path / "later").mkdir()
+    roots = CountingRoots(cwd=tmp_path)
+    port = free_port()
+    processes = start_processes({"e": (everything_command("streamableHttp"), {"PORT": str(port)})})
+    url = f"http://127.0.0.1:{port}/mcp"
+    try:
+        wait_for_port(port, processes["e"])
+        client = McpClient(StreamableHttpTransport(url, name="e"), name="e", roots=roots)
+        try:
+            await client.connect(timeout=20)
+            assert client.era == "handshake"
+            await roots.wait_answers(1)
+            with logs_of("e [everything-server]: Roots updated: 2 root(s)") as stored:
+                roots.add(tmp_path / "later")
+                await roots.wait_answers(2)  # told of the change, it asked again
+                async with asyncio.timeout(10):
+                    await stored.wait()  # and says so (a log message) once it keeps them
+            result = await client.call_tool("get-roots-list", {})
+            text = result["content"][0]["text"]
+            assert (tmp_path / "later").resolve().as_uri() in text, text
+        finally:
+            await client.close()
+    finally:
+        stop(processes["e"])
