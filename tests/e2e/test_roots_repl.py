@@ -1,19 +1,21 @@
 """Roots and instructions in the REPL on a pty: the real ``@modelcontextprotocol/
 server-filesystem`` started with no directory works in the working directory only, then
 in a folder added with ``/add-dir``; an SDK server's instructions are in the system
-prompt the model API receives."""
+prompt the model API receives; ``--add-dir`` reaches server-everything through
+``cat-code mcp call``."""
 
 from __future__ import annotations
 
 import json
 import os
 import shutil
+import subprocess
 import sys
 from pathlib import Path
 from typing import Any
 
 import pytest
-from conftest import NODE_MODULES
+from conftest import EVERYTHING_SERVER, NODE_MODULES
 from scripted.model_api import ScriptedModelApi, anthropic_text
 from scripted.terminal import Terminal
 
@@ -27,9 +29,11 @@ _MODEL_VARS = (
 )  # fmt: skip
 
 
-def environment(tmp_path: Path, api: ScriptedModelApi) -> dict[str, str]:
+def environment(tmp_path: Path, api: ScriptedModelApi | None = None) -> dict[str, str]:
     env = {k: v for k, v in os.environ.items() if k not in _MODEL_VARS}
-    env.update(HOME=str(tmp_path), ANTHROPIC_API_KEY="test-key", ANTHROPIC_BASE_URL=api.url)
+    env["HOME"] = str(tmp_path)
+    if api is not None:
+        env.update(ANTHROPIC_API_KEY="test-key", ANTHROPIC_BASE_URL=api.url)
     # The REPL runs in another folder: a relative PYTHONPATH (src) must still find our code.
     paths = env.get("PYTHONPATH", "").split(os.pathsep)
     env["PYTHONPATH"] = os.pathsep.join(str(Path(p).resolve()) for p in paths if p)
@@ -105,3 +109,26 @@ def test_add_dir_lets_server_filesystem_into_a_second_folder_and_instructions_re
         finally:
             term.close()
         assert api.errors == []
+
+
+@pytest.mark.skipif(not EVERYTHING_SERVER.exists(), reason="server-everything is not installed")
+def test_add_dir_on_the_command_line_reaches_the_server_with_the_mcp_commands(
+    tmp_path: Path,
+) -> None:
+    project, docs = tmp_path / "project", tmp_path / "docs"
+    project.mkdir()
+    docs.mkdir()
+    config = tmp_path / "mcp.json"
+    entry = {"command": shutil.which("node"), "args": [str(EVERYTHING_SERVER), "stdio"]}
+    config.write_text(json.dumps({"mcpServers": {"ev": entry}}))
+    env = environment(tmp_path)
+    done = subprocess.run(
+        [CAT_CODE, "--add-dir", "../docs", "mcp", "--mcp-config", str(config), "call",
+         "mcp__ev__get-roots-list"],
+        cwd=project, env=env, stdin=subprocess.DEVNULL, capture_output=True, text=True,
+        timeout=60,
+    )  # fmt: skip
+    assert done.returncode == 0, done.stderr
+    assert "Current MCP Roots (2 total)" in done.stdout
+    assert f"URI: {project.resolve().as_uri()}\n" in done.stdout
+    assert f"URI: {docs.resolve().as_uri()}\n" in done.stdout
