@@ -88,14 +88,15 @@ def test_always_allow_is_saved_and_the_next_session_runs_the_tool_without_asking
     api.add(anthropic_tool_use("mcp__echo__fail", {"message": "boom"}), ran)
     term = repl()
     term.type("/permissions")
-    term.wait_for(f"1. allow  mcp__echo__fail  {settings}")
+    term.wait_for("1. allow  mcp__echo__fail  ")
+    assert settings.parent.name in term.wait_for("settings.json")
     term.type("run it again")
     before = term.wait_for('⏺ mcp__echo__fail {"message":"boom"} → boom')
     assert "allow?" not in before  # no question this time
     term.wait_for("it ran")
 
     term.type("/permissions remove 1")
-    term.wait_for(f"removed allow rule 'mcp__echo__fail' ({settings})")
+    term.wait_for("removed allow rule 'mcp__echo__fail' (")
     assert json.loads(settings.read_text()) == {"editor": "vim", "permissions": {"allow": []}}
     term.type("/exit")
     assert term.wait_for_exit() == 0
@@ -114,9 +115,10 @@ def test_a_deny_rule_refuses_even_with_yes_in_the_repl_with_one_refused_line(
     api.add(anthropic_tool_use("mcp__echo__fail", {"message": "boom"}), refused)
     term = repl("--yes")
     term.type("run the fail tool")
-    term.wait_for(f"⊘ refused mcp__echo__fail: denied by rule 'mcp__echo__f*' ({settings})")
+    # (The line goes on with the file's path, which may wrap on the 120-column screen.)
+    term.wait_for("⊘ refused mcp__echo__fail: denied by rule 'mcp__echo__f*' (")
     shown = term.wait_for("that tool is blocked")
-    assert "⏺ mcp__echo__fail" not in shown
+    assert settings.name in shown and "⏺ mcp__echo__fail" not in shown
     term.type("/permissions remove mcp__echo__f*")
     term.wait_for("removed deny rule 'mcp__echo__f*'")
     term.type("/exit")
