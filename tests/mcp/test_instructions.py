@@ -36,7 +36,12 @@ class RecordingProvider:
         self.systems: list[str] = []
 
     async def complete(
-        self, system: str, messages: list[Message], tools: list[ToolSpec]
+        self,
+        system: str,
+        messages: list[Message],
+        tools: list[ToolSpec],
+        *,
+        on_text: Any = None,
     ) -> ModelResponse:
         self.systems.append(system)
         return ModelResponse(AssistantMessage(text="ok"), "end_turn", Usage())
@@ -96,10 +101,10 @@ async def test_a_server_that_connects_again_mid_session_brings_its_new_instructi
             registry,
             system_prompt=lambda: build_system_prompt(Path.cwd(), pool.instructions()),
         )
-        await agent.run("hello")
+        assert (await agent.run("hello")).status == "done"
         notes.write_text("Second version.")
         await pool.reconnect("docs")
-        await agent.run("again")
+        assert (await agent.run("again")).status == "done"
     first, second = provider.systems
     assert "First version." in first and "Second version." not in first
     assert "Second version." in second and "First version." not in second
