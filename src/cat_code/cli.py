@@ -13,8 +13,12 @@ import argparse
 import logging
 import sys
 from collections.abc import Sequence
+from typing import TYPE_CHECKING
 
 from cat_code import __version__
+
+if TYPE_CHECKING:
+    from pathlib import Path
 
 EPILOG = """\
 MCP servers come from $CAT_CODE_HOME/mcp.json (default ~/.cat-code/mcp.json) and
@@ -103,6 +107,11 @@ def build_parser() -> argparse.ArgumentParser:
     parser.add_argument(
         "--allow-tool", action="append", default=[], metavar="PATTERN",
         help="approve tools whose registered name matches this glob (repeatable)",
+    )  # fmt: skip
+    parser.add_argument(
+        "--add-dir", action="append", default=[], metavar="DIR", type=_add_dir,
+        help="also offer DIR to MCP servers as a root, beside the working directory "
+        "(repeatable; also for the mcp commands)",
     )  # fmt: skip
     parser.add_argument(
         "--max-turns", type=int, default=None, metavar="N",
@@ -299,6 +308,12 @@ def build_parser() -> argparse.ArgumentParser:
     return parser
 
 
+def _add_dir(text: str) -> Path:
+    from cat_code.mcp.roots import add_dir_argument  # pathlib only: cheap
+
+    return add_dir_argument(text)
+
+
 def configure_logging(verbosity: int) -> None:
     handler = logging.StreamHandler(sys.stderr)
     handler.setFormatter(logging.Formatter("cat-code: %(levelname)s: %(message)s"))
@@ -317,6 +332,10 @@ def main(argv: Sequence[str] | None = None) -> int:
     args = parser.parse_args(argv)
     _merge_levels(args)
     configure_logging(args.verbose)
+    if args.add_dir:
+        from cat_code.mcp.roots import Roots, set_default_roots
+
+        set_default_roots(Roots(args.add_dir))
     try:
         if args.command == "mcp":
             if args.mcp_command is None:

@@ -2,9 +2,13 @@
 
 from __future__ import annotations
 
+import json
+from pathlib import Path
 from typing import Any
 
-from cat_code.agent.permissions import Answer, Permissions, server_of
+import pytest
+
+from cat_code.agent.permissions import Answer, Permissions, RuleBook, RuleError, server_of
 from cat_code.tools.base import Tool, ToolResult
 
 
@@ -83,3 +87,118 @@ async def test_yes_approves_once_and_no_refuses_with_a_reason_for_the_model() ->
 def test_the_server_of_a_tool_comes_from_its_owner() -> None:
     assert server_of(SLEEP) == "echo"
     assert server_of(SHELL) is None
+
+
+# -- rules from settings files -----------------------------------------------------------
+
+
+def write(path: Path, settings: dict[str, Any]) -> Path:
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text(json.dumps(settings))
+    return path
+
+
+@pytest.fixture
+def files(tmp_path: Path) -> tuple[Path, Path]:
+    return tmp_path / "home" / "settings.json", tmp_path / "project" / ".cat-code" / "settings.json"
+
+
+async def test_always_is_saved_to_the_user_file_keeping_its_other_keys(
+    files: tuple[Path, Path],
+) -> None:
+    user, project = files
+    write(user, {"theme": "dark", "permissions": {"deny": ["shell"]}})
+    asker = ScriptedAsker(Answer.ALWAYS_TOOL, Answer.ALWAYS_SERVER)
+    permissions = Permissions(asker=asker, rules=RuleBook(user, project))
+    assert (await permissions.authorize(SLEEP, {})).allowed
+    assert (await permissions.authorize(OTHER, {})).allowed
+    assert json.loads(user.read_text()) == {
+        "theme": "dark",
+        "permissions": {"deny": ["shell"], "allow": ["mcp__echo__sleep", "mcp__git__*"]},
+    }
+    assert not project.exists()  # the project's file is never written
+
+    # A new session reads them back: no question for either.
+    again = Permissions(asker=ScriptedAsker(), rules=RuleBook(user, project))
+    assert (await again.authorize(SLEEP, {})).allowed
+    assert (await again.authorize(Stub("mcp__git__push", owner="mcp:git"), {})).allowed
+
+
+async def test_deny_wins_over_allow_yes_and_read_only_and_nobody_is_asked(
+    files: tuple[Path, Path],
+) -> None:
+    user, project = files
+    write(user, {"permissions": {"allow": ["mcp__echo__*"]}})
+    write(project, {"permissions": {"deny": ["mcp__echo__f*"]}})
+    asker = ScriptedAsker()
+    rules = RuleBook(user, project)
+    for permissions in (
+        Permissions(asker=asker, rules=rules),
+        Permissions(approve_all=True, allow_patterns=["*"], rules=rules),
+    ):
+        refused = await permissions.authorize(FAIL, {})
+        assert not refused.allowed
+        assert "denied by the permission rule 'mcp__echo__f*'" in refused.reason
+        assert str(project) in refused.reason and refused.reason.startswith("Error:")
+        assert refused.notice == (
+            f"refused mcp__echo__fail: denied by rule 'mcp__echo__f*' ({project})"
+        )
+        assert (await permissions.authorize(SLEEP, {})).allowed
+    reader = Stub("mcp__echo__find", read_only=True, owner="mcp:echo")
+    assert not (await Permissions(rules=rules).authorize(reader, {})).allowed
+    assert asker.asked == []
+
+
+async def test_a_broken_user_file_is_named_left_alone_and_always_lasts_the_session(
+    files: tuple[Path, Path],
+) -> None:
+    user, project = files
+    user.parent.mkdir(parents=True)
+    user.write_text('{"permissions": {"allow": ["x",]}}')
+    write(project, {"permissions": {"allow": 5}})
+    rules = RuleBook(user, project)
+    [user_warning, project_warning] = rules.warnings()
+    assert user_warning.startswith(f"settings file {user} is not valid JSON")
+    assert "will not be changed" in user_warning
+    assert project_warning == (
+        f'settings file {project} "permissions.allow" must be a list of tool names or globs: '
+        "its permission rules are ignored"
+    )
+    warned: list[str] = []
+    permissions = Permissions(asker=ScriptedAsker(Answer.ALWAYS_TOOL), rules=rules)
+    permissions.on_warning = warned.append
+    assert (await permissions.authorize(SLEEP, {})).allowed
+    assert (await permissions.authorize(SLEEP, {})).allowed  # remembered for the session
+    assert user.read_text() == '{"permissions": {"allow": ["x",]}}'
+    [warning] = warned
+    assert "holds for this session only" in warning and str(user) in warning
+
+
+def test_permissions_lists_the_rules_with_their_files_and_removes_one(
+    files: tuple[Path, Path],
+) -> None:
+    user, project = files
+    write(user, {"other": True, "permissions": {"allow": ["mcp__echo__*", "shell"]}})
+    write(project, {"permissions": {"deny": ["mcp__git__push"]}})
+    rules = RuleBook(user, project)
+    text = rules.describe()
+    assert "1. allow  mcp__echo__*    " + str(user) in text
+    assert "2. allow  shell           " + str(user) in text
+    assert f"3. deny   mcp__git__push  {project} (project, read-only here)" in text
+
+    assert rules.remove("2") == f"removed allow rule 'shell' ({user})"
+    assert rules.remove("mcp__echo__*") == f"removed allow rule 'mcp__echo__*' ({user})"
+    assert json.loads(user.read_text()) == {"other": True, "permissions": {"allow": []}}
+    with pytest.raises(RuleError, match="only reads; edit that file"):
+        rules.remove("mcp__git__push")
+    with pytest.raises(RuleError, match="no permission rule 'nope'"):
+        rules.remove("nope")
+    with pytest.raises(RuleError, match="there is no rule 9"):
+        rules.remove("9")
+    assert [r.pattern for r in rules.rules] == ["mcp__git__push"]
+
+
+def test_the_project_file_that_is_the_user_file_is_read_once(tmp_path: Path) -> None:
+    path = write(tmp_path / "settings.json", {"permissions": {"allow": ["a"]}})
+    rules = RuleBook(path, tmp_path / "." / "settings.json")
+    assert [(r.pattern, r.source) for r in rules.rules] == [("a", "user")]

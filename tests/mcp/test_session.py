@@ -90,12 +90,23 @@ async def test_a_silent_server_costs_the_probe_once_then_is_remembered(
     assert again.methods() == ["initialize"]
 
 
-async def test_a_pinned_version_skips_the_probe() -> None:
-    fake = modern_fake()
+async def test_a_pinned_version_skips_the_probe_but_still_discovers_the_instructions() -> None:
+    fake = modern_fake({"server/discover": lambda p: {**DISCOVER, "instructions": "Be brief."}})
     client = await connected(fake, protocol_version=MODERN)
     await client.list_tools()
     assert client.era == "modern"
-    assert fake.methods() == ["tools/list"]
+    assert client.instructions == "Be brief."
+    assert fake.methods() == ["server/discover", "tools/list"]  # one discover, no initialize
+
+
+async def test_a_pinned_modern_server_that_fails_discover_still_serves_its_tools() -> None:
+    def refuse(params: dict[str, Any]) -> Any:
+        raise RpcError(-32603, "no discover here")
+
+    fake = modern_fake({"server/discover": refuse}, tools=[tool("a")])
+    client = await connected(fake, protocol_version=MODERN)
+    assert [t["name"] for t in await client.list_tools()] == ["a"]
+    assert client.instructions is None
 
 
 # -- requests, headers and retries -----------------------------------------------------

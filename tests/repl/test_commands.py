@@ -202,3 +202,24 @@ def test_mcp_login_and_logout_name_a_remote_server_and_complete_its_name(tmp_pat
     assert complete("/mcp login ", ctx) == ["linear", "mine"]
     assert complete("/mcp logout l", ctx) == ["linear"]
     assert "/mcp login SERVER" in help_text()
+
+
+def test_add_dir_and_permissions_are_checked_before_the_app_acts(tmp_path: Path) -> None:
+    from cat_code.agent.permissions import RuleBook
+    from cat_code.repl.commands import AddDir, RemoveRule
+
+    ctx = CommandContext(registry=ToolRegistry([]))
+    assert handle_command(f"/add-dir {tmp_path}", ctx) == AddDir(tmp_path.resolve())
+    missing = handle_command(f"/add-dir {tmp_path / 'gone'}", ctx)
+    assert isinstance(missing, Show) and missing.kind == "error"
+    assert missing.text == f"/add-dir: {tmp_path / 'gone'}: no such directory"
+    assert handle_command("/add-dir", ctx) == Show("usage: /add-dir DIR", "error")
+
+    user = tmp_path / "settings.json"
+    user.write_text('{"permissions": {"allow": ["mcp__echo__*"]}}')
+    ctx.rules = RuleBook(user, None)
+    shown = handle_command("/permissions", ctx)
+    assert isinstance(shown, Show) and f"1. allow  mcp__echo__*  {user}" in shown.text
+    assert handle_command("/permissions remove 1", ctx) == RemoveRule("1")
+    assert complete("/permissions remove mcp", ctx) == ["mcp__echo__*"]
+    assert complete("/perm", ctx) == ["/permissions"]

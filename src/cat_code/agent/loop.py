@@ -83,6 +83,10 @@ class AgentEvents:
     def tool_finished(self, call: ToolCall, result: ToolResult) -> None:
         """A call is done (also for refused, unknown and failed calls)."""
 
+    def tool_refused(self, call: ToolCall, notice: str) -> None:
+        """A permission rule refused a call (one short line for the user); its
+        ``tool_finished``, with the explanation the model gets, follows."""
+
 
 Status = Literal["done", "error", "max_turns"]
 
@@ -294,6 +298,8 @@ class Agent:
         if call.error is not None:
             return None, f"Error: cannot call '{call.name}': {call.error}"
         decision = await self.permissions.authorize(tool, call.arguments)
+        if decision.notice is not None:
+            self.events.tool_refused(call, decision.notice)
         return (tool, None) if decision.allowed else (None, decision.reason)
 
     async def _run_one(

@@ -23,7 +23,7 @@ from pathlib import Path
 from typing import Any
 
 from cat_code.agent.loop import DEFAULT_MAX_TURNS, Agent, AgentEvents
-from cat_code.agent.permissions import Permissions
+from cat_code.agent.permissions import Permissions, RuleBook
 from cat_code.agent.providers import (
     ModelSpecError,
     NoModelConfigured,
@@ -67,6 +67,7 @@ class _OneShotEvents(AgentEvents):
         self._last_progress: dict[str, str] = {}
         self._streamed = False  # the current message's text is on stdout already
         self._line_open = False  # stdout's last line has no newline yet
+        self._refused: set[str] = set()
 
     def retrying(self, error: ModelError, delay: float, attempt: int) -> None:
         _say(f"cat-code: {error}; retrying in {delay:.1f} s (attempt {attempt})")
@@ -105,7 +106,14 @@ class _OneShotEvents(AgentEvents):
             self._last_progress[call.id] = text
             _say(text)
 
+    def tool_refused(self, call: ToolCall, notice: str) -> None:
+        self._refused.add(call.id)
+        _say(f"cat-code: {notice}")
+
     def tool_finished(self, call: ToolCall, result: ToolResult) -> None:
+        if call.id in self._refused:
+            self._refused.discard(call.id)
+            return
         _say(tool_line(call.name, call.arguments, result.content))
 
 
@@ -145,11 +153,17 @@ async def _run(args: argparse.Namespace, prompt: str) -> int:
             from cat_code.mcp.resource_tools import resource_tools
 
             registry = ToolRegistry([*builtin_tools(Path.cwd()), *resource_tools(pool)])
+            rules = RuleBook.from_settings()
+            for warning in rules.warnings():
+                _say(f"cat-code: warning: {warning}")
+            permissions = Permissions(
+                approve_all=args.yes, allow_patterns=args.allow_tool, rules=rules
+            )
             pool.register_into(registry)
             agent = Agent(
                 provider,
                 registry,
-                permissions=Permissions(approve_all=args.yes, allow_patterns=args.allow_tool),
+                permissions=permissions,
                 system_prompt=lambda: build_system_prompt(Path.cwd(), pool.instructions()),
                 max_turns=args.max_turns or DEFAULT_MAX_TURNS,
                 events=events,

@@ -1,11 +1,19 @@
 """Which tool calls may run: read-only tools freely, the rest with the user's approval.
 
-Order of the rules: a read-only tool runs; ``--yes`` approves everything; an
-``--allow-tool`` glob matching the registered name approves; an earlier "always" answer
-for the tool or for its MCP server approves; otherwise the asker (the REPL's question)
-decides, and with no asker (one-shot mode) the call is refused. A refusal is never an
-exception: the loop turns it into an error result the model reads, worded so the model
-knows why and what the user can do.
+Order of the rules: a ``deny`` rule matching the registered name refuses, without
+asking and whatever else says yes (read-only, ``--yes``, an allow rule); a read-only
+tool runs; ``--yes`` approves everything; an ``--allow-tool`` glob approves; an
+``allow`` rule approves; otherwise the asker (the REPL's question) decides, and with no
+asker (one-shot mode) the call is refused. A refusal is never an exception: the loop
+turns it into an error result the model reads, worded so the model knows why and what
+the user can do; a refusal by a rule also carries a short ``notice`` for the user.
+
+Rules (`RuleBook`) are tool names or globs (``mcp__echo__*`` is every tool of server
+``echo``) read from the user's ``$CAT_CODE_HOME/settings.json`` and the project's
+``./.cat-code/settings.json`` (``{"permissions": {"allow": [...], "deny": [...]}}``).
+"Always" answers are saved to the user's file; only that file is ever written. A file
+that cannot be read is named in a warning, left untouched, and its rules ignored; the
+answers then last for this session only.
 """
 
 from __future__ import annotations
@@ -15,11 +23,25 @@ import fnmatch
 import logging
 from collections.abc import Awaitable, Callable, Iterable
 from dataclasses import dataclass
-from typing import Any
+from pathlib import Path
+from typing import Any, Literal
 
+from cat_code.settings import (
+    Settings,
+    SettingsError,
+    project_settings_path,
+    read_settings,
+    update_settings,
+    user_settings_path,
+)
 from cat_code.tools.base import Tool
 
 logger = logging.getLogger(__name__)
+
+Effect = Literal["allow", "deny"]
+#: Where a rule comes from: a settings file, or an answer that could not be saved.
+Source = Literal["user", "project", "session"]
+EFFECTS: tuple[Effect, ...] = ("allow", "deny")
 
 
 class Answer(enum.Enum):
@@ -40,6 +62,8 @@ class Decision:
     allowed: bool
     #: Why: shown in logs when allowed, sent to the model when refused.
     reason: str
+    #: One short line for the user when a rule refused the call.
+    notice: str | None = None
 
 
 def server_of(tool: Tool) -> str | None:
@@ -47,8 +71,224 @@ def server_of(tool: Tool) -> str | None:
     return tool.owner.removeprefix("mcp:") if tool.owner.startswith("mcp:") else None
 
 
+def server_rule(server: str) -> str:
+    """The rule that covers every tool of ``server`` (named as the registry names them)."""
+    from cat_code.mcp.adapter import sanitize
+
+    return f"mcp__{sanitize(server)}__*"
+
+
+@dataclass(frozen=True, slots=True)
+class Rule:
+    """One ``allow`` or ``deny`` entry: a tool name or a glob over registered names."""
+
+    pattern: str
+    effect: Effect
+    source: Source
+    path: Path | None = None
+
+    def matches(self, tool_name: str) -> bool:
+        return fnmatch.fnmatchcase(tool_name, self.pattern)
+
+    @property
+    def origin(self) -> str:
+        """Where it comes from, for the user: the file, or "this session"."""
+        return str(self.path) if self.path is not None else "this session only"
+
+
+class RuleError(ValueError):
+    """``/permissions remove`` could not remove what it was given; the message says why."""
+
+
+def rules_in(settings: Settings, source: Source, path: Path) -> list[Rule]:
+    """The rules of one settings file; `SettingsError` when ``permissions`` is malformed."""
+    block = settings.get("permissions")
+    if block is None:
+        return []
+    if not isinstance(block, dict):
+        raise SettingsError(path, '"permissions" must be an object with "allow" and "deny" lists')
+    rules: list[Rule] = []
+    for effect in EFFECTS:
+        entries = block.get(effect, [])
+        if not isinstance(entries, list) or not all(isinstance(e, str) and e for e in entries):
+            raise SettingsError(
+                path, f'"permissions.{effect}" must be a list of tool names or globs'
+            )
+        rules.extend(Rule(e, effect, source, path) for e in entries)
+    return rules
+
+
+class RuleBook:
+    """The permission rules of a session: both files' and the answers not saved."""
+
+    def __init__(self, user_file: Path | None = None, project_file: Path | None = None) -> None:
+        self.user_file = user_file
+        # The project file may be the user's own (cat-code started in the home folder).
+        same = project_file is not None and user_file is not None and _same(project_file, user_file)
+        self.project_file = None if same else project_file
+        self.rules: list[Rule] = []
+        #: What is wrong with each file that could not be used, by file.
+        self.problems: dict[Path, str] = {}
+        self._session: list[Rule] = []
+        self.reload()
+
+    @classmethod
+    def from_settings(cls, cwd: Path | None = None) -> RuleBook:
+        """The user's settings file and the project's (of ``cwd``)."""
+        return cls(user_settings_path(), project_settings_path(cwd))
+
+    def reload(self) -> None:
+        """Read both files again (another cat-code may have saved an answer meanwhile)."""
+        rules: list[Rule] = []
+        self.problems = {}
+        sources: tuple[tuple[Source, Path | None], ...] = (
+            ("user", self.user_file),
+            ("project", self.project_file),
+        )
+        for source, path in sources:
+            if path is None:
+                continue
+            try:
+                rules.extend(rules_in(read_settings(path), source, path))
+            except SettingsError as exc:
+                self.problems[path] = exc.problem
+        self.rules = rules + self._session
+
+    def warnings(self) -> list[str]:
+        """One line per file that could not be used: what is wrong and what follows."""
+        lines = []
+        for path, problem in self.problems.items():
+            line = f"settings file {path} {problem}: its permission rules are ignored"
+            if path == self.user_file:
+                line += ', and it will not be changed ("always" answers last for this session)'
+            lines.append(line)
+        return lines
+
+    def find(self, effect: Effect, tool_name: str) -> Rule | None:
+        return next((r for r in self.rules if r.effect == effect and r.matches(tool_name)), None)
+
+    def remember(self, pattern: str) -> str | None:
+        """Save an ``allow`` rule to the user's file; a warning when it lasts only for this
+        session (no file, a broken one, or a failed write)."""
+        if any(r.effect == "allow" and r.pattern == pattern for r in self.rules):
+            return None
+        problem = self._save(pattern)
+        if problem is None:
+            self.reload()
+            return None
+        self._session.append(Rule(pattern, "allow", "session"))
+        self.reload()
+        return f"could not save the rule {pattern!r} ({problem}); it holds for this session only"
+
+    def _save(self, pattern: str) -> str | None:
+        path = self.user_file
+        if path is None:
+            return "no settings file"
+        if path in self.problems:
+            return f"{path} {self.problems[path]}"
+
+        def add(settings: Settings) -> None:
+            block = settings.setdefault("permissions", {})
+            if not isinstance(block, dict):
+                raise SettingsError(path, '"permissions" is not an object')
+            allow = block.setdefault("allow", [])
+            if not isinstance(allow, list):
+                raise SettingsError(path, '"permissions.allow" is not a list')
+            if pattern not in allow:
+                allow.append(pattern)
+
+        try:
+            update_settings(path, add)
+        except SettingsError as exc:
+            return str(exc)
+        return None
+
+    def remove(self, spec: str) -> str:
+        """Remove one rule — by its number in `describe`, or by its text — from the user's
+        file (or from this session); what was done, as one line. `RuleError` otherwise."""
+        self.reload()
+        spec = spec.strip()
+        if not spec:
+            raise RuleError("usage: /permissions remove RULE (or its number from /permissions)")
+        if spec.isdigit():
+            number = int(spec)
+            if not 1 <= number <= len(self.rules):
+                raise RuleError(f"there is no rule {number} (/permissions lists {len(self.rules)})")
+            targets = [self.rules[number - 1]]
+        else:
+            targets = [r for r in self.rules if r.pattern == spec]
+            if not targets:
+                raise RuleError(f"no permission rule {spec!r} (/permissions lists them)")
+        removable = [r for r in targets if r.source != "project"]
+        if not removable:
+            project = targets[0]
+            raise RuleError(
+                f"{project.pattern!r} comes from the project's {project.path}, which cat-code "
+                "only reads; edit that file to remove it"
+            )
+        for rule in removable:
+            if rule.source == "session":
+                self._session = [r for r in self._session if r != rule]
+            else:
+                self._unsave(rule)
+        self.reload()
+        effects = " and ".join(sorted({r.effect for r in removable}))
+        where = removable[0].origin
+        note = f"removed {effects} rule {removable[0].pattern!r} ({where})"
+        if len(removable) < len(targets):
+            note += "; the project's rule of that name stays (its file is read-only here)"
+        return note
+
+    def _unsave(self, rule: Rule) -> None:
+        path = rule.path
+        assert path is not None
+        if path in self.problems:
+            raise RuleError(f"cannot change {path}: it {self.problems[path]}")
+
+        def drop(settings: Settings) -> None:
+            block = settings.get("permissions")
+            entries = block.get(rule.effect) if isinstance(block, dict) else None
+            if isinstance(entries, list):
+                block[rule.effect] = [e for e in entries if e != rule.pattern]  # type: ignore[index]
+
+        try:
+            update_settings(path, drop)
+        except SettingsError as exc:
+            raise RuleError(f"could not remove {rule.pattern!r}: {exc}") from None
+
+    def describe(self) -> str:
+        """The rules, numbered, with where each comes from (what ``/permissions`` shows)."""
+        self.reload()
+        lines = []
+        if not self.rules:
+            lines.append("permission rules: none")
+        else:
+            lines.append("permission rules (deny wins over allow and over --yes):")
+            width = max(len(r.pattern) for r in self.rules)
+            for number, rule in enumerate(self.rules, 1):
+                where = rule.origin
+                if rule.source == "project":
+                    where += " (project, read-only here)"
+                lines.append(
+                    f"  {number:>2}. {rule.effect:<5}  {rule.pattern.ljust(width)}  {where}"
+                )
+        lines.extend(f"  ! {warning}" for warning in self.warnings())
+        files = [f for f in (self.user_file, self.project_file) if f is not None]
+        if files:
+            lines.append("  read from " + " and ".join(map(str, files)))
+        lines.append("  /permissions remove RULE (or its number) removes one from your file")
+        return "\n".join(lines)
+
+
+def _same(a: Path, b: Path) -> bool:
+    try:
+        return a.resolve() == b.resolve()
+    except OSError:
+        return a == b
+
+
 class Permissions:
-    """The approval rules of one session, including the "always" answers given so far."""
+    """The approval rules of one session (see the module docstring)."""
 
     def __init__(
         self,
@@ -56,15 +296,27 @@ class Permissions:
         approve_all: bool = False,
         allow_patterns: Iterable[str] = (),
         asker: Asker | None = None,
+        rules: RuleBook | None = None,
     ) -> None:
         self.approve_all = approve_all
         self.allow_patterns = list(allow_patterns)
         self.asker = asker
-        self.always_tools: set[str] = set()
-        self.always_servers: set[str] = set()
+        #: No book given: no files, so "always" answers last for the session.
+        self.rules = rules if rules is not None else RuleBook()
+        #: Told when an "always" answer could not be saved (the REPL shows it).
+        self.on_warning: Callable[[str], None] = lambda text: logger.warning("%s", text)
 
     def standing_decision(self, tool: Tool) -> Decision | None:
         """The decision the rules make without asking, or None when the user must be asked."""
+        deny = self.rules.find("deny", tool.name)
+        if deny is not None:
+            return Decision(
+                False,
+                f"Error: '{tool.name}' is denied by the permission rule '{deny.pattern}' in "
+                f"{deny.origin}, so it was not run. Do not call it again; continue without it, "
+                "or tell the user that this rule blocks it (/permissions shows the rules).",
+                notice=f"refused {tool.name}: denied by rule '{deny.pattern}' ({deny.origin})",
+            )
         if tool.read_only:
             return Decision(True, "read-only")
         if self.approve_all:
@@ -72,11 +324,9 @@ class Permissions:
         for pattern in self.allow_patterns:
             if fnmatch.fnmatchcase(tool.name, pattern):
                 return Decision(True, f"--allow-tool {pattern}")
-        if tool.name in self.always_tools:
-            return Decision(True, "always allowed (tool)")
-        server = server_of(tool)
-        if server is not None and server in self.always_servers:
-            return Decision(True, f"always allowed (server {server})")
+        allow = self.rules.find("allow", tool.name)
+        if allow is not None:
+            return Decision(True, f"allowed by rule {allow.pattern} ({allow.origin})")
         return None
 
     async def authorize(self, tool: Tool, arguments: dict[str, Any]) -> Decision:
@@ -92,14 +342,14 @@ class Permissions:
                 f"--allow-tool '{tool.name}'.",
             )
         answer = await self.asker(tool, arguments)
-        if answer is Answer.ALWAYS_TOOL:
-            self.always_tools.add(tool.name)
-        elif answer is Answer.ALWAYS_SERVER:
+        if answer in (Answer.ALWAYS_TOOL, Answer.ALWAYS_SERVER):
             server = server_of(tool)
-            if server is not None:
-                self.always_servers.add(server)
+            if answer is Answer.ALWAYS_SERVER and server is not None:
+                warning = self.rules.remember(server_rule(server))
             else:
-                self.always_tools.add(tool.name)
+                warning = self.rules.remember(tool.name)
+            if warning is not None:
+                self.on_warning(warning)
         if answer is Answer.NO:
             return Decision(
                 False,
@@ -108,3 +358,16 @@ class Permissions:
             )
         logger.debug("%s approved: %s", tool.name, answer.value)
         return Decision(True, answer.value)
+
+
+__all__ = [
+    "Answer",
+    "Asker",
+    "Decision",
+    "Permissions",
+    "Rule",
+    "RuleBook",
+    "RuleError",
+    "server_of",
+    "server_rule",
+]

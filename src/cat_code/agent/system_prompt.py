@@ -1,8 +1,10 @@
 """The system prompt: who the agent is, where it works, and what each MCP server says.
 
-Servers may send ``instructions`` at initialize; they are appended, each cut to
+Servers may send ``instructions`` (at ``initialize`` in the handshake era, in
+``server/discover`` in the 2026-07-28 era); they are appended, each cut to
 `MAX_INSTRUCTIONS_CHARS` so one verbose server cannot take over the context. The
-prompt is rebuilt for each model call, so servers that connect later are included.
+prompt is rebuilt for each model call, so servers that connect, reconnect or go away
+mid-session are followed.
 """
 
 from __future__ import annotations

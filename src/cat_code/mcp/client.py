@@ -6,11 +6,15 @@ legacy SSE fallback): ``tools/list`` (every page, cached until the server says t
 changed), ``tools/call``, per-request timeouts that send ``notifications/cancelled``
 and leave the connection usable (progress from the server restarts a timeout, up to
 `MAX_TIMEOUT_WITH_PROGRESS` times it in all; the timers live in `deadlines`), and the
-answers to server-originated messages (``ping`` → ``{}``, ``elicitation/create`` only
-when a handler was given, anything else -32601). When the session expires, one renewal
-serves every call that found it gone, and every call issued while it runs waits for it,
-each bounded by its own timeout. The client keeps no server state: it raises, and it
-tells its owner (``on_lost``) the moment its connection ends by itself.
+answers to server-originated messages (``ping`` → ``{}``, ``roots/list`` when it was
+given `Roots`, ``elicitation/create`` only when a handler was given, anything else -32601;
+a 2026-07-28 server's input requests get the same answers, roots or the working
+directory). With a `Roots` it declares ``roots`` (``listChanged``) and, in the handshake
+era, sends ``notifications/roots/list_changed`` when they change. When the session
+expires, one renewal serves every call that found it gone, and every call issued while
+it runs waits for it, each bounded by its own timeout. The client keeps no server
+state: it raises, and it tells its owner (``on_lost``) the moment its connection ends
+by itself.
 """
 
 from __future__ import annotations
@@ -22,7 +26,6 @@ import logging
 import math
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, replace
-from pathlib import Path
 from typing import Any, TypeGuard, cast
 
 from cat_code.mcp.deadlines import MAX_TIMEOUT_WITH_PROGRESS, Deadlines
@@ -38,6 +41,7 @@ from cat_code.mcp.errors import (
 )
 from cat_code.mcp.prompts import valid_completion, valid_prompt, valid_prompt_result
 from cat_code.mcp.resources import valid_read_result, valid_resource, valid_template
+from cat_code.mcp.roots import Roots
 from cat_code.mcp.session import SUPPORTED_VERSIONS, HandshakeSession, Session
 from cat_code.mcp.session.detect import EraMemory, open_session
 from cat_code.mcp.session.modern import (
@@ -107,8 +111,12 @@ class McpClient:
         fallback: Callable[[], Transport] | None = None,
         protocol_version: str | None = None,
         era_memory: EraMemory | None = None,
+        roots: Roots | None = None,
     ) -> None:
         self._transport = transport
+        #: The folders offered to the server (declared as the ``roots`` capability).
+        self.roots = roots
+        self._unsubscribe_roots = roots.subscribe(self._roots_changed) if roots else None
         self.name = name
         self.request_timeout = request_timeout
         self.elicitation_handler = elicitation_handler
@@ -175,6 +183,8 @@ class McpClient:
 
     def _capabilities(self) -> JsonObject:
         capabilities: JsonObject = {}
+        if self.roots is not None:
+            capabilities["roots"] = {"listChanged": True}
         if self.elicitation_handler is not None:
             capabilities["elicitation"] = {"form": {}}
         return capabilities
@@ -210,6 +220,8 @@ class McpClient:
             await self._transport.close()
             return
         self._closing = True
+        if self._unsubscribe_roots is not None:
+            self._unsubscribe_roots()
         self._deadlines.close()
         for task in list(self._background):
             task.cancel()
@@ -342,7 +354,7 @@ class McpClient:
 
     async def _input_for(self, request: Any) -> JsonObject:
         """One input a server asked for: a form through the elicitation handler, the roots
-        (the working directory); anything else, or no handler, is declined."""
+        (as they are now); anything else, or no handler, is declined."""
         method = request.get("method") if isinstance(request, dict) else None
         params = request.get("params") if isinstance(request, dict) else None
         params = params if isinstance(params, dict) else {}
@@ -353,8 +365,7 @@ class McpClient:
                 logger.warning("%s: elicitation handler failed: %s", self.name, exc)
                 return {"action": "cancel"}
         if method == "roots/list":
-            cwd = Path.cwd()
-            return {"roots": [{"uri": cwd.as_uri(), "name": cwd.name}]}
+            return self._roots_result()
         logger.debug("%s: declining the server's %s input request", self.name, method)
         return {"action": "decline"}
 
@@ -760,6 +771,8 @@ class McpClient:
     def _on_request(self, request_id: Any, method: Any, params: Any) -> None:
         if method == "ping":
             self._reply(request_id, result={})
+        elif method == "roots/list" and self.roots is not None:
+            self._reply(request_id, result=self.roots.result())
         elif method == "elicitation/create" and self.elicitation_handler is not None:
             self._spawn(self._elicit(request_id, params if isinstance(params, dict) else {}))
         else:
@@ -767,6 +780,22 @@ class McpClient:
                 request_id,
                 error={"code": METHOD_NOT_FOUND, "message": f"Method not found: {method}"},
             )
+
+    def _roots_result(self) -> JsonObject:
+        # Without a Roots of its own (a bare client), the working directory, as always.
+        return (self.roots or Roots()).result()
+
+    def _roots_changed(self) -> None:
+        """The roots grew: a handshake-era server is told; a 2026-07-28 one has no such
+        notification and gets the new list the next time a request asks for it."""
+        if self._closing or self.closed_reason is not None or not self._started:
+            return
+        if self.era != "handshake" or self.protocol_version is None:
+            logger.debug("%s: roots changed; nothing to send in this era", self.name)
+            return
+        self._spawn(
+            self._send_quietly({"jsonrpc": "2.0", "method": "notifications/roots/list_changed"})
+        )
 
     async def _elicit(self, request_id: Any, params: JsonObject) -> None:
         assert self.elicitation_handler is not None

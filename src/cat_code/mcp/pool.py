@@ -45,6 +45,7 @@ from cat_code.mcp.config import (
 from cat_code.mcp.errors import ConnectError, McpClientError, TransportClosed, describe_error
 from cat_code.mcp.reload import ReloadPlan, plan_reload
 from cat_code.mcp.restarts import RestartBudget, RestartPolicy
+from cat_code.mcp.roots import Roots, default_roots
 from cat_code.mcp.session.detect import ERAS_FILE, EraMemory
 from cat_code.mcp.tool_filter import select_tools
 from cat_code.mcp.transport import Transport
@@ -292,6 +293,7 @@ class McpServer:
                     fallback=legacy_fallback(self.config, auth=auth),
                     protocol_version=self.config.protocol_version,
                     era_memory=self._pool.era_memory,
+                    roots=self._pool.roots,
                 )
                 self._client = client
                 startup = self.config.startup_timeout_s
@@ -492,6 +494,7 @@ class McpPool:
         token_store: TokenStore | None = None,
         era_memory: EraMemory | None = None,
         restart_policy: RestartPolicy | None = None,
+        roots: Roots | None = None,
     ) -> None:
         from cat_code.mcp import run_records
 
@@ -500,6 +503,8 @@ class McpPool:
         self.config = config
         #: How often a server that stopped by itself is started again.
         self.restart_policy = restart_policy or RestartPolicy()
+        #: The folders every server may work in (cwd and ``--add-dir``), shared by all.
+        self.roots = default_roots() if roots is None else roots
         #: Protocol eras remembered across runs (``$CAT_CODE_HOME/eras.json``).
         self.era_memory = (
             EraMemory(cat_code_home() / ERAS_FILE) if era_memory is None else era_memory

@@ -32,7 +32,7 @@ from rich.text import Text
 
 from cat_code import __version__
 from cat_code.agent.loop import DEFAULT_MAX_TURNS, Agent
-from cat_code.agent.permissions import Answer, Permissions, server_of
+from cat_code.agent.permissions import Answer, Permissions, RuleBook, RuleError, server_of
 from cat_code.agent.providers import (
     ModelSpecError,
     NoModelConfigured,
@@ -49,10 +49,12 @@ from cat_code.mcp.errors import McpClientError, describe_error
 from cat_code.mcp.pool import McpPool, McpServer, ServerStatus
 from cat_code.mcp.prompts import command_names
 from cat_code.mcp.resource_tools import resource_tools
+from cat_code.mcp.roots import default_roots
 from cat_code.repl import prompt_commands
 from cat_code.repl.commands import (
     COMMANDS,
     Action,
+    AddDir,
     CallTool,
     ClearConversation,
     CommandContext,
@@ -61,6 +63,7 @@ from cat_code.repl.commands import (
     Logout,
     ManageServer,
     ReloadConfig,
+    RemoveRule,
     Show,
     complete,
     handle_command,
@@ -157,9 +160,15 @@ class Repl:
             self.provider = create_provider(resolve_model(args.model))
         except (ModelSpecError, NoModelConfigured) as exc:
             self.model_problem = str(exc)
+        self.rules = RuleBook.from_settings()
         self.permissions = Permissions(
-            approve_all=args.yes, allow_patterns=args.allow_tool, asker=self._ask_permission
+            approve_all=args.yes,
+            allow_patterns=args.allow_tool,
+            asker=self._ask_permission,
+            rules=self.rules,
         )
+        #: cwd and ``--add-dir``; ``/add-dir`` adds more (every server shares them).
+        self.roots = default_roots()
         self.pool: McpPool | None = None
         self.agent: Agent | None = None
         if self.provider is not None:
@@ -189,7 +198,11 @@ class Repl:
         )
         self._questions = PromptSession()
         self._banner()
-        self.pool = McpPool(load_config_from_args(self.args), elicitation_handler=self._elicit)
+        for warning in self.rules.warnings():
+            self.console.print(note_line(f"warning: {warning}"))
+        self.pool = McpPool(
+            load_config_from_args(self.args), elicitation_handler=self._elicit, roots=self.roots
+        )
         connect = asyncio.create_task(self._connect_mcp(self.pool), name="mcp-connect")
         # The model SDK loads on a thread while the user types the first prompt.
         prepare = asyncio.create_task(self._prepare_model(), name="model-prepare")
@@ -300,6 +313,7 @@ class Repl:
             statuses=pool.status if pool is not None else list,
             tool_search=self._tool_search_status,
             width=self.console.width,
+            rules=self.rules,
         )
 
     def _tool_search_status(self) -> str | None:
@@ -307,7 +321,9 @@ class Repl:
         return agent.tool_search.status(agent.messages) if agent is not None else None
 
     async def _perform(self, action: Action) -> None:
-        if isinstance(action, ListResources | ListPrompts | RunPrompt):
+        if isinstance(action, AddDir | RemoveRule):
+            self._change_settings(action)
+        elif isinstance(action, ListResources | ListPrompts | RunPrompt):
             await self._offering(action)
         elif isinstance(action, Exit):
             return
@@ -323,6 +339,22 @@ class Repl:
             self.console.print(Text("conversation cleared", style="bright_black"))
         else:
             await self._call_tool(action)
+
+    def _change_settings(self, action: AddDir | RemoveRule) -> None:
+        """``/add-dir`` (the servers are told by the roots) and ``/permissions remove``."""
+        if isinstance(action, AddDir):
+            if self.roots.add(action.path):
+                count = len(self.roots.paths)
+                self.console.print(
+                    Text(f"added {action.path} as a root; MCP servers now have {count} root(s)")
+                )
+            else:
+                self.console.print(note_line(f"{action.path} is a root already"))
+            return
+        try:
+            self.console.print(Text(self.rules.remove(action.rule)))
+        except RuleError as exc:
+            self.console.print(error_line(str(exc)))
 
     async def _in_foreground(self, work: Awaitable[_T]) -> _T | _Cancelled:
         """Run ``work`` as the task Ctrl-C cancels; `CANCELLED` when it was."""

@@ -3,8 +3,9 @@
 `handle_command` never prints and never awaits: it returns `Show` (text to print),
 `CallTool` (the app runs the call, with spinner and progress), `Login` / `Logout` (the
 app signs in or out and reconnects the server), `ReloadConfig` / `ManageServer` (the app
-re-reads the config, or restarts, disables or enables one server), `ClearConversation`
-or `Exit`. `complete`
+re-reads the config, or restarts, disables or enables one server), `AddDir` (a checked
+folder for the roots), `RemoveRule` (the app removes a permission rule),
+`ClearConversation` or `Exit`. `complete`
 is the same idea for tab completion. Both read the session through `CommandContext`, so
 they are tested without a terminal, a model or a server.
 """
@@ -23,6 +24,9 @@ from cat_code.repl.prompt_commands import ListPrompts, ListResources, RunPrompt
 from cat_code.tools.registry import ToolRegistry
 
 if TYPE_CHECKING:
+    from pathlib import Path
+
+    from cat_code.agent.permissions import RuleBook
     from cat_code.mcp.pool import McpPool, ServerStatus
 
 logger = logging.getLogger(__name__)
@@ -69,6 +73,16 @@ class ClearConversation:
 
 
 @dataclass(frozen=True, slots=True)
+class AddDir:
+    path: Path
+
+
+@dataclass(frozen=True, slots=True)
+class RemoveRule:
+    rule: str
+
+
+@dataclass(frozen=True, slots=True)
 class Exit:
     pass
 
@@ -85,6 +99,8 @@ Action = (
     | ListResources
     | ListPrompts
     | RunPrompt
+    | AddDir
+    | RemoveRule
 )
 
 
@@ -105,6 +121,8 @@ class CommandContext:
     statuses: Callable[[], list[ServerStatus]] = field(default=lambda: [])
     #: The tool-search lines of /tools (mode and why), or None without an agent.
     tool_search: Callable[[], str | None] = field(default=lambda: None)
+    #: The permission rules (/permissions), when the session has them.
+    rules: RuleBook | None = None
 
 
 #: name → (arguments, one-line help), in /help order.
@@ -124,6 +142,9 @@ COMMANDS: dict[str, tuple[str, str]] = {
                      "restarting)"),
     "/mcp disable": ("SERVER", "stop an MCP server and drop its tools (this session only)"),
     "/mcp enable": ("SERVER", "start a disabled MCP server (this session only)"),
+    "/add-dir": ("DIR", "let MCP servers work in DIR too (a root besides the working directory)"),
+    "/permissions": ("[remove RULE|N]", "the allow/deny rules and their files; remove one "
+                     "from your settings"),
     "/tools": ("", "every tool the model can use, built-in and MCP, and if tool search is on"),
     "/model": ("", "the model in use and how to change it"),
     "/clear": ("", "forget the conversation"),
@@ -164,6 +185,10 @@ def handle_command(line: str, ctx: CommandContext) -> Action:
         return Show(model_text(ctx))
     if name == "/mcp":
         return _mcp(rest, ctx)
+    if name == "/add-dir":
+        return _add_dir(rest)
+    if name == "/permissions":
+        return _permissions(rest, ctx)
     if prompt_commands.is_prompt_command(words[0]):
         run = prompt_commands.prompt_command(words[0], rest, ctx)
         return Show(run, "error") if isinstance(run, str) else run
@@ -172,7 +197,9 @@ def handle_command(line: str, ctx: CommandContext) -> Action:
     return Show(f"unknown command {words[0]} — {hint}/help lists the commands", "error")
 
 
-_COMMAND_NAMES = ("/help", "/exit", "/quit", "/clear", "/tools", "/model", "/mcp")
+_COMMAND_NAMES = (
+    "/help", "/exit", "/quit", "/clear", "/tools", "/model", "/mcp", "/add-dir", "/permissions",
+)  # fmt: skip
 _MANAGE_VERBS: dict[str, Literal["restart", "disable", "enable"]] = {
     "restart": "restart",
     "disable": "disable",
@@ -182,6 +209,33 @@ _MCP_SUBCOMMANDS = (
     "tools", "resources", "prompts", "call", "login", "logout", "reload", "restart", "disable",
     "enable",
 )  # fmt: skip
+
+
+def _add_dir(text: str) -> Action:
+    from cat_code.mcp.roots import RootError, check_dir
+
+    if not text:
+        return Show("usage: /add-dir DIR", "error")
+    try:
+        return AddDir(check_dir(text))
+    except RootError as exc:
+        return Show(f"/add-dir: {exc}", "error")
+
+
+def _permissions(text: str, ctx: CommandContext) -> Action:
+    sub, _, tail = text.partition(" ")
+    if ctx.rules is None:
+        return Show("no permission rules in this session", "error")
+    if not sub:
+        return Show(ctx.rules.describe())
+    if sub == "remove":
+        if not tail.strip():
+            return Show(
+                "usage: /permissions remove RULE (or its number from /permissions)", "error"
+            )
+        return RemoveRule(tail.strip())
+    return Show(f"unknown /permissions subcommand {sub!r} — try /permissions or "
+                "/permissions remove RULE", "error")  # fmt: skip
 
 
 def _mcp(rest: str, ctx: CommandContext) -> Action:
@@ -349,6 +403,11 @@ def complete(text: str, ctx: CommandContext) -> list[str]:
         names = sorted({n.split(" ")[0] for n in COMMANDS} | {"/quit"})
         found = [n for n in names if n.startswith(words[0].lower())]
         return found + prompt_commands.complete_command(words[0], ctx)
+    if words[0] == "/permissions" and len(words) == 2:
+        return ["remove"] if "remove".startswith(words[1]) else []
+    if words[:2] == ["/permissions", "remove"] and len(words) == 3 and ctx.rules is not None:
+        mine = [r.pattern for r in ctx.rules.rules if r.source != "project"]
+        return [p for p in dict.fromkeys(mine) if p.startswith(words[2])]
     if words[0] == "/mcp" and len(words) == 2:
         return [s for s in _MCP_SUBCOMMANDS if s.startswith(words[1])]
     if words[0] == "/mcp" and words[1] in ("restart", "disable", "enable") and len(words) == 3:

@@ -86,6 +86,8 @@ class TurnView(AgentEvents):
         #: The message streaming now (None when it was not streamed, or is printed).
         self._stream: MarkdownStream | None = None
         self._printed: RenderedPrefix | None = None
+        #: Calls a rule refused: their one "refused" line stands for the whole entry.
+        self._refused: set[str] = set()
 
     # -- lifecycle -------------------------------------------------------------------
 
@@ -166,7 +168,14 @@ class TurnView(AgentEvents):
         self._running[call.id] = (head, f"{message} ({amount})" if message else amount)
         self._update()
 
+    def tool_refused(self, call: ToolCall, notice: str) -> None:
+        self._refused.add(call.id)
+        self.console.print(note_line(f"⊘ {notice}"))
+
     def tool_finished(self, call: ToolCall, result: ToolResult) -> None:
+        if call.id in self._refused:
+            self._refused.discard(call.id)
+            return
         self._running.pop(call.id, None)
         self.console.print(tool_entry(call.name, call.arguments, result, self.console.width))
         self._update()

@@ -21,7 +21,7 @@ import re
 from collections.abc import Mapping
 from typing import TYPE_CHECKING, Any, Literal
 
-from cat_code.mcp.errors import HttpStatusError, McpError, ProtocolError
+from cat_code.mcp.errors import AuthenticationRequired, HttpStatusError, McpError, ProtocolError
 from cat_code.mcp.session.handshake import CLIENT_INFO
 from cat_code.mcp.transport import NO_CONTEXT, JsonObject, RequestContext
 
@@ -163,6 +163,8 @@ class StatelessSession:
         self._meta: JsonObject = {}
         self._capabilities: JsonObject = {}
         self._listener: asyncio.Task[None] | None = None
+        #: Whether ``server/discover`` has answered (the probe's, or `open`'s own).
+        self.discovered = False
         self.use_version(version)
 
     # -- what every request carries ------------------------------------------------------
@@ -236,6 +238,7 @@ class StatelessSession:
         self.server_capabilities = caps if isinstance(caps, dict) else {}
         instructions = result.get("instructions")
         self.instructions = instructions if isinstance(instructions, str) else None
+        self.discovered = True
         self.observe(result)
 
     def observe(self, result: Any) -> None:
@@ -255,8 +258,12 @@ class StatelessSession:
     # -- the Session protocol ------------------------------------------------------------
 
     async def open(self, link: Link, capabilities: JsonObject) -> None:
-        """Nothing to open; change notifications come on ``subscriptions/listen``."""
+        """Nothing to open; change notifications come on ``subscriptions/listen``. A
+        session the probe did not discover (a pinned version, a verdict from an error)
+        asks ``server/discover`` once for the server's instructions and capabilities."""
         self.set_capabilities(capabilities)
+        if not self.discovered:
+            await self._discover(link)
         if self._subscriptions():
             self._listener = asyncio.create_task(
                 self._listen(link), name=f"mcp-subscriptions:{link.name}"
@@ -270,6 +277,16 @@ class StatelessSession:
             if isinstance(declared, dict) and declared.get("listChanged"):
                 wanted[flag] = True
         return wanted
+
+    async def _discover(self, link: Link) -> None:
+        params, context = self.prepare("server/discover", None)
+        try:
+            self.accept_discover(await link.exchange("server/discover", params or {}, context))
+        except AuthenticationRequired:
+            raise
+        except (ProtocolError, HttpStatusError) as exc:
+            # Every modern server MUST answer it; one that does not still serves its tools.
+            logger.debug("%s: server/discover failed (%s); no instructions", link.name, exc)
 
     def expired(self, exc: HttpStatusError, sent: RequestContext) -> bool:
         return False  # no session, nothing to expire

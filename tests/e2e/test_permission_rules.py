@@ -1,0 +1,173 @@
+"""Permissions that last, end to end: an "always" answer saved to settings.json and
+honoured by the next REPL on a pty, ``/permissions`` and its ``remove``, and a deny rule
+that refuses even with ``--yes`` (REPL and ``-p``) with one short "refused" line."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+from scripted.model_api import ScriptedModelApi, anthropic_text, anthropic_tool_use, tool_results
+from scripted.processes import ECHO_SERVER, REPO, pid_recording_config
+from scripted.terminal import Terminal
+
+CAT_CODE = str(Path(sys.executable).parent / "cat-code")
+PROMPT = "›"
+_MODEL_VARS = (
+    "ANTHROPIC_API_KEY", "ANTHROPIC_AUTH_TOKEN", "ANTHROPIC_BASE_URL", "ANTHROPIC_PROFILE",
+    "ANTHROPIC_CONFIG_DIR", "OPENAI_API_KEY", "OPENAI_BASE_URL", "CAT_CODE_MODEL",
+)  # fmt: skip
+
+
+@pytest.fixture
+def api() -> Iterator[ScriptedModelApi]:
+    with ScriptedModelApi() as server:
+        yield server
+    assert server.errors == []
+
+
+def environment(tmp_path: Path, api: ScriptedModelApi) -> dict[str, str]:
+    env = {k: v for k, v in os.environ.items() if k not in _MODEL_VARS}
+    env.update(HOME=str(tmp_path), ANTHROPIC_API_KEY="test-key", ANTHROPIC_BASE_URL=api.url)
+    return env
+
+
+@pytest.fixture
+def repl(tmp_path: Path, api: ScriptedModelApi) -> Iterator[Any]:
+    config, _ = pid_recording_config(tmp_path, {"echo": ECHO_SERVER})
+    terminals: list[Terminal] = []
+
+    def start(*args: str) -> Terminal:
+        term = Terminal(
+            CAT_CODE, ["--mcp-config", str(config), *args], env=environment(tmp_path, api), cwd=REPO
+        )
+        terminals.append(term)
+        term.wait_for("MCP: 1 server(s), 6 tool(s) registered")
+        return term
+
+    yield start
+    for term in terminals:
+        term.close()
+
+
+def fail_result(request: dict[str, Any]) -> str:
+    [result] = tool_results(request)
+    return str(result["content"])
+
+
+def test_always_allow_is_saved_and_the_next_session_runs_the_tool_without_asking(
+    repl: Any, api: ScriptedModelApi, cat_code_home: Path
+) -> None:
+    settings = cat_code_home / "settings.json"
+    settings.write_text(json.dumps({"editor": "vim"}))
+
+    def ran(request: dict[str, Any]) -> dict[str, Any]:
+        assert fail_result(request) == "boom"
+        return anthropic_text("it ran")
+
+    api.add(anthropic_tool_use("mcp__echo__fail", {"message": "boom"}), ran)
+    term = repl()
+    term.type("run the fail tool")
+    term.wait_for("allow? y yes · n no · a always this tool · s always server 'echo'")
+    term.type("a")
+    term.wait_for('⏺ mcp__echo__fail {"message":"boom"} → boom')
+    term.wait_for("it ran")
+    assert json.loads(settings.read_text()) == {
+        "editor": "vim",
+        "permissions": {"allow": ["mcp__echo__fail"]},
+    }
+    term.type("/exit")
+    assert term.wait_for_exit() == 0
+
+    api.add(anthropic_tool_use("mcp__echo__fail", {"message": "boom"}), ran)
+    term = repl()
+    term.type("/permissions")
+    term.wait_for("1. allow  mcp__echo__fail  ")
+    assert settings.parent.name in term.wait_for("settings.json")
+    term.type("run it again")
+    before = term.wait_for('⏺ mcp__echo__fail {"message":"boom"} → boom')
+    assert "allow?" not in before  # no question this time
+    term.wait_for("it ran")
+
+    term.type("/permissions remove 1")
+    term.wait_for("removed allow rule 'mcp__echo__fail'")
+    assert json.loads(settings.read_text()) == {"editor": "vim", "permissions": {"allow": []}}
+    term.type("/exit")
+    assert term.wait_for_exit() == 0
+
+
+def test_a_deny_rule_refuses_even_with_yes_in_the_repl_with_one_refused_line(
+    repl: Any, api: ScriptedModelApi, cat_code_home: Path
+) -> None:
+    settings = cat_code_home / "settings.json"
+    settings.write_text(json.dumps({"permissions": {"deny": ["mcp__echo__f*"]}}))
+
+    def refused(request: dict[str, Any]) -> dict[str, Any]:
+        assert "denied by the permission rule 'mcp__echo__f*'" in fail_result(request)
+        return anthropic_text("that tool is blocked")
+
+    api.add(anthropic_tool_use("mcp__echo__fail", {"message": "boom"}), refused)
+    term = repl("--yes")
+    term.type("run the fail tool")
+    # (The line goes on with the file's path: the console may wrap it at any space.)
+    term.wait_for("⊘ refused mcp__echo__fail: denied by rule 'mcp__echo__f*'")
+    shown = term.wait_for("that tool is blocked")
+    assert settings.name in shown and "⏺ mcp__echo__fail" not in shown
+    term.type("/permissions remove mcp__echo__f*")
+    term.wait_for("removed deny rule 'mcp__echo__f*'")
+    term.type("/exit")
+    assert term.wait_for_exit() == 0
+
+
+def test_a_deny_rule_refuses_in_one_shot_mode_with_yes_and_says_so_on_stderr(
+    tmp_path: Path, api: ScriptedModelApi, cat_code_home: Path
+) -> None:
+    settings = cat_code_home / "settings.json"
+    settings.write_text(json.dumps({"permissions": {"deny": ["mcp__echo__fail"]}}))
+    config, _ = pid_recording_config(tmp_path, {"echo": ECHO_SERVER})
+
+    def refused(request: dict[str, Any]) -> dict[str, Any]:
+        assert "denied by the permission rule 'mcp__echo__fail'" in fail_result(request)
+        return anthropic_text("blocked by a rule")
+
+    api.add(anthropic_tool_use("mcp__echo__fail", {"message": "boom"}), refused)
+    done = subprocess.run(
+        [CAT_CODE, "--mcp-config", str(config), "--yes", "-p", "run the fail tool"],
+        cwd=REPO,
+        env=environment(tmp_path, api),
+        stdin=subprocess.DEVNULL,
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
+    assert done.returncode == 0, done.stderr
+    assert done.stdout == "blocked by a rule\n"
+    line = f"cat-code: refused mcp__echo__fail: denied by rule 'mcp__echo__fail' ({settings})"
+    assert line in done.stderr.splitlines()
+    assert "⏺ mcp__echo__fail" not in done.stderr
+
+
+def test_a_broken_settings_file_is_a_warning_and_is_left_as_it_was(
+    tmp_path: Path, api: ScriptedModelApi, cat_code_home: Path
+) -> None:
+    settings = cat_code_home / "settings.json"
+    settings.write_text('{"permissions": ')
+    api.add(anthropic_text("fine"))
+    done = subprocess.run(
+        [CAT_CODE, "--mcp-config", str(tmp_path / "none.json"), "-p", "hi"],
+        cwd=REPO,
+        env=environment(tmp_path, api),
+        stdin=subprocess.DEVNULL,
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
+    assert done.stdout == "fine\n"
+    assert f"cat-code: warning: settings file {settings} is not valid JSON" in done.stderr
+    assert settings.read_text() == '{"permissions": '
