@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import json
 import os
+import stat
 import subprocess
 import sys
 from dataclasses import dataclass
@@ -243,6 +244,48 @@ def test_add_with_an_unset_variable_writes_the_entry_and_names_the_variable(
     assert entry == {"command": "${CAT_CODE_TEST_UNSET_COMMAND}", "args": []}
 
 
+def test_add_creates_a_new_user_file_readable_by_its_owner_only(shell: Shell) -> None:
+    run = shell.run("mcp", "add", "remote", "http://127.0.0.1:1/mcp", "--header", "X-Key: sk-1")
+    assert run.returncode == 0, run.stderr
+    assert stat.S_IMODE(shell.user_file.stat().st_mode) == 0o600  # it holds a literal token
+
+
+def test_add_and_import_write_to_the_single_mcp_config_file(shell: Shell) -> None:
+    source_fixtures(shell)
+    chosen = shell.project / "team" / "servers.json"
+
+    added = shell.run("mcp", "add", "--mcp-config", str(chosen), "later", "--",
+                      "${CAT_CODE_TEST_UNSET_COMMAND}")  # fmt: skip
+    after_name = shell.run("mcp", "add", "later2", "--mcp-config", str(chosen), "--",
+                           "${CAT_CODE_TEST_UNSET_COMMAND}")  # fmt: skip
+    imported = shell.run("--mcp-config", str(chosen), "mcp", "import", "--from", "gemini")
+
+    assert added.returncode == 0, added.stderr
+    assert f"Added stdio server 'later' to {chosen}" in added.stdout
+    assert after_name.returncode == 0, after_name.stderr
+    assert imported.returncode == 0, imported.stderr
+    assert f"Imported 2 of 2 server(s) into {chosen}." in imported.stdout
+    assert list(json.loads(chosen.read_text())["mcpServers"]) == [
+        "later", "later2", "gem-sse", "gem-http"
+    ]  # fmt: skip
+    assert not shell.user_file.exists() and not shell.project_file.exists()
+
+
+@pytest.mark.parametrize("verb", ["add", "import"])
+def test_add_and_import_refuse_several_mcp_config_files(shell: Shell, verb: str) -> None:
+    source_fixtures(shell)
+    a, b = shell.project / "a.json", shell.project / "b.json"
+    argv = ["later", "--", "x"] if verb == "add" else ["--from", "gemini"]
+
+    run = shell.run("mcp", verb, "--mcp-config", str(a), "--mcp-config", str(b), *argv)
+    both = shell.run("mcp", verb, "--mcp-config", str(a), "--scope", "user", *argv)
+
+    assert run.returncode == 2 and both.returncode == 2
+    assert "one --mcp-config file" in run.stderr and str(b) in run.stderr
+    assert "--scope" in both.stderr and "--mcp-config" in both.stderr
+    assert not a.exists() and not b.exists() and not shell.user_file.exists()
+
+
 # -- remove -------------------------------------------------------------------------------
 
 
@@ -282,6 +325,26 @@ def test_remove_of_an_unknown_name_fails_naming_where_it_looked(shell: Shell) ->
     run = shell.run("mcp", "remove", "ghost")
     assert run.returncode == 1
     assert "no MCP server named 'ghost'" in run.stderr and str(shell.user_file) in run.stderr
+
+
+def test_remove_from_one_file_is_not_blocked_by_a_broken_other_file(shell: Shell) -> None:
+    broken = write(shell.user_file, "{ not json")
+    write(shell.project_file, '{"mcpServers": {"pj": {"command": "x"}}}')
+
+    run = shell.run("mcp", "remove", "pj")
+    disabled = shell.run("mcp", "disable", "ghost")
+    named = shell.run("mcp", "remove", "pj", "--scope", "user")
+
+    assert run.returncode == 0, run.stderr
+    assert f"Removed MCP server 'pj' from {shell.project_file}" in run.stdout
+    assert f"warning: {shell.user_file}:1:" in run.stderr and "skipped" in run.stderr
+    assert shell.project_file.read_text() == '{"mcpServers": {}}'
+    # Not found elsewhere: it may be in the broken file, so that file is the one at fault.
+    assert disabled.returncode == 1 and f"{shell.user_file}:1:" in disabled.stderr
+    assert "no MCP server named" not in disabled.stderr
+    # --scope names the broken file: refused.
+    assert named.returncode == 1 and f"{shell.user_file}:1:" in named.stderr
+    assert shell.user_file.read_text() == broken
 
 
 # -- get ----------------------------------------------------------------------------------
@@ -328,6 +391,28 @@ def test_get_masks_secrets_but_shows_variable_references(shell: Shell) -> None:
         "tok-9f8e",
     ):
         assert secret not in echo.stdout and secret not in text
+
+
+def test_get_masks_variable_defaults_and_secret_arguments(shell: Shell) -> None:
+    write(shell.user_file, json.dumps({"mcpServers": {
+        "echo": {"command": sys.executable,
+                 "args": [str(ECHO_SERVER), "--api-key", "sk-arg-111", "--token=tok-arg-222"],
+                 "env": {"K": "${MY_KEY:-default-secret-333}"}},
+    }}))  # fmt: skip
+
+    text = shell.run("mcp", "get", "echo")
+    as_json = shell.run("mcp", "get", "echo", "--json")
+
+    assert text.returncode == 0, text.stderr
+    assert as_json.returncode == 0, as_json.stderr
+    assert "K=${MY_KEY:-****}" in text.stdout
+    assert f"{ECHO_SERVER} --api-key **** --token=****" in text.stdout
+    shown = json.loads(as_json.stdout)
+    assert shown["target"] == f"{sys.executable} {ECHO_SERVER} --api-key **** --token=****"
+    assert shown["entry"]["args"] == [str(ECHO_SERVER), "--api-key", "****", "--token=****"]
+    assert shown["entry"]["env"] == {"K": "${MY_KEY:-****}"}
+    for secret in ("sk-arg-111", "tok-arg-222", "default-secret-333"):
+        assert secret not in text.stdout + text.stderr + as_json.stdout + as_json.stderr
 
 
 def test_get_shows_the_project_entry_that_wins_and_a_disabled_state(shell: Shell) -> None:
@@ -487,6 +572,23 @@ def test_import_with_nothing_to_find_names_where_it_looked(shell: Shell) -> None
         f"  {shell.home}/.cursor/mcp.json",
         f"  {shell.project}/.cursor/mcp.json",
     ]
+
+
+def test_import_leaves_the_project_file_to_cat_code_and_masks_secret_arguments(
+    shell: Shell,
+) -> None:
+    write(shell.project_file, json.dumps({"mcpServers": {"pj": {"command": "pj-server"}}}))
+    db = {"command": "db-mcp", "args": ["--password", "pw-444", "--port", "5432"]}
+    write(shell.home / ".claude.json", json.dumps({"mcpServers": {"db": db}}))
+
+    run = shell.run("mcp", "import", "--from", "claude-code")
+
+    assert run.returncode == 0, run.stderr
+    assert "pj-server  → skipped: already read by cat-code (project scope)" in run.stdout
+    assert "db-mcp --password **** --port 5432  → added" in run.stdout
+    assert "pw-444" not in run.stdout + run.stderr
+    assert list(json.loads(shell.user_file.read_text())["mcpServers"]) == ["db"]
+    assert json.loads(shell.user_file.read_text())["mcpServers"]["db"]["args"][1] == "pw-444"
 
 
 def test_import_refuses_a_broken_target_file(shell: Shell) -> None:

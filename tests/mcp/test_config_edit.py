@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import os
 import stat
 from pathlib import Path
 
@@ -202,6 +203,19 @@ def test_a_missing_file_and_folder_are_created(tmp_path: Path) -> None:
     assert json.loads(path.read_text()) == {"mcpServers": {"echo": ECHO}}
     assert path.read_text().endswith("}\n")
     assert stat.S_IMODE(path.parent.stat().st_mode) == 0o700
+
+
+def test_a_new_file_is_private_whatever_the_umask(tmp_path: Path) -> None:
+    # `mcp add --header` and `mcp import` may write literal tokens into it.
+    path = tmp_path / "mcp.json"
+    previous = os.umask(0o022)
+    try:
+        file = ConfigFile.read(path)
+        file.set_entry("echo", ECHO)
+        file.write()
+    finally:
+        os.umask(previous)
+    assert stat.S_IMODE(path.stat().st_mode) == 0o600
 
 
 @pytest.mark.parametrize(

@@ -85,14 +85,22 @@ def test_claude_code_user_servers_this_projects_servers_and_the_project_file(
     assert servers["db"].entry == {"type": "stdio", "command": "db-mcp", "args": [],
                                    "env": {"DSN": "${DSN:-postgres://localhost}"}}  # fmt: skip
     assert servers["old"].transport == "sse" and servers["old"].file == cwd / ".mcp.json"
+    # cat-code reads ./.mcp.json itself (project scope): shown, never copied elsewhere.
+    assert servers["old"].error == "already read by cat-code (project scope)"
+    assert [s.error for s in servers.values() if s.name != "old"] == [None, None]
 
 
-def test_a_claude_code_project_above_the_working_directory_counts(home: Path, cwd: Path) -> None:
+def test_claude_code_project_servers_are_for_that_exact_folder_only(home: Path, cwd: Path) -> None:
+    # Claude Code's local scope applies to the one project directory, not to folders below it.
     sub = cwd / "src" / "pkg"
     sub.mkdir(parents=True)
-    write(home / ".claude.json",
-          {"projects": {str(cwd): {"mcpServers": {"db": {"command": "db"}}}}})  # fmt: skip
-    assert list(found("claude-code", home, sub)) == ["db"]
+    write(home / ".claude.json", {"projects": {
+        str(cwd): {"mcpServers": {"db": {"command": "db"}}},
+        str(sub): {"mcpServers": {"pkg": {"command": "pkg"}}},
+    }})  # fmt: skip
+    assert list(found("claude-code", home, sub)) == ["pkg"]
+    assert list(found("claude-code", home, cwd)) == ["db"]
+    assert list(found("claude-code", home, cwd.parent)) == []
 
 
 def test_cursor_user_and_project_files_with_its_variables(home: Path, cwd: Path) -> None:

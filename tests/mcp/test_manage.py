@@ -8,7 +8,15 @@ from __future__ import annotations
 import pytest
 
 from cat_code.cli import build_parser
-from cat_code.mcp.manage import AddRequest, UsageError, mask_entry, mask_url, mask_value, parse_add
+from cat_code.mcp.manage import (
+    AddRequest,
+    UsageError,
+    mask_args,
+    mask_entry,
+    mask_url,
+    mask_value,
+    parse_add,
+)
 
 
 def add(*argv: str) -> AddRequest:
@@ -68,7 +76,9 @@ def test_mask_value_hides_literals_and_keeps_variable_references() -> None:
     assert mask_value("sk-123") == "****"
     assert mask_value("${TOKEN}") == "${TOKEN}"
     assert mask_value("Bearer ${TOKEN}") == "Bearer ${TOKEN}"
-    assert mask_value("${USER_NAME:-me}") == "${USER_NAME:-me}"
+    assert mask_value("${USER_NAME:-me}") == "${USER_NAME:-****}"  # a default may be a secret
+    assert mask_value("Bearer ${T:-sk-fallback}") == "Bearer ${T:-****}"
+    assert mask_value("${EMPTY:-}") == "${EMPTY:-}"
     assert mask_value("sk-123${SUFFIX}") == "****${SUFFIX}"
     assert mask_value(12345) == "****"
     assert mask_value("") == ""
@@ -80,17 +90,39 @@ def test_mask_url_hides_userinfo_and_query_values() -> None:
     )
     assert mask_url("https://${CREDS}@h.example/mcp") == "https://${CREDS}@h.example/mcp"
     assert mask_url("http://127.0.0.1:8000/mcp") == "http://127.0.0.1:8000/mcp"
+    assert mask_url("https://${C:-u:p}@h.example/?k=${K:-abc}") == (
+        "https://${C:-****}@h.example/?k=${K:-****}"
+    )
 
 
 def test_mask_entry_covers_env_headers_url_and_oauth_secret() -> None:
     entry = {
-        "command": "x", "args": ["--verbose"], "env": {"K": "v", "R": "${R}"},
+        "command": "x", "args": ["--verbose", "--token", "t0k"], "env": {"K": "v", "R": "${R}"},
         "url": "https://h.example/?t=1", "headers": {"X": "y"},
         "oauth": {"clientId": "public", "clientSecret": "s3cret"},
     }  # fmt: skip
     assert mask_entry(entry) == {
-        "command": "x", "args": ["--verbose"], "env": {"K": "****", "R": "${R}"},
+        "command": "x", "args": ["--verbose", "--token", "****"], "env": {"K": "****", "R": "${R}"},
         "url": "https://h.example/?t=****", "headers": {"X": "****"},
         "oauth": {"clientId": "public", "clientSecret": "****"},
     }  # fmt: skip
     assert entry["env"] == {"K": "v", "R": "${R}"}  # the original is left alone
+
+
+def test_mask_args_hides_the_values_of_secret_looking_options() -> None:
+    assert mask_args([
+        "-y", "server", "--api-key", "sk-1", "--token=abc", "--client-secret", "${S}",
+        "--password", "pw", "--db-password=${P:-pw}", "--port", "8080", "-e",
+        "GITHUB_TOKEN=ghp", "--auth", "u:p", "https://h.example/?key=k1", "--verbose",
+    ]) == [
+        "-y", "server", "--api-key", "****", "--token=****", "--client-secret", "${S}",
+        "--password", "****", "--db-password=${P:-****}", "--port", "8080", "-e",
+        "GITHUB_TOKEN=****", "--auth", "****", "https://h.example/?key=****", "--verbose",
+    ]  # fmt: skip
+    # An option that looks secret but is followed by another option has no value to hide.
+    assert mask_args(["--token", "--verbose", 7]) == ["--token", "--verbose", 7]
+
+
+def test_mcp_config_after_the_name_is_read_too() -> None:
+    request = add("srv", "--mcp-config", "a.json", "--", "x")
+    assert request.mcp_config == ["a.json"] and request.command == ["x"]

@@ -7,7 +7,8 @@ new text into the original at the spans a small scanner found, so the rest of th
 keeps its exact bytes — key order, comments-free formatting, other keys, line endings,
 a byte order mark. New text follows the file's own style: its indentation unit (spaces
 or tabs), one-line objects stay one-line, CRLF files get CRLF. `write` is atomic: a
-temporary file in the same folder, flushed to disk, given the old file's mode, then
+temporary file in the same folder, flushed to disk, given the old file's mode (a new file
+is 0600: ``mcp add --header`` and ``mcp import`` may put literal tokens in it), then
 ``os.replace`` (through a symlink to its target), so a reader sees the old file or the
 new one, never half of one; a file changed by someone else since it was read is refused.
 """
@@ -29,6 +30,9 @@ SERVERS_KEY = "mcpServers"
 _BOM = "\ufeff"
 _WHITESPACE = " \t\r\n"
 _DECODER = json.JSONDecoder()
+#: A file cat-code creates is its owner's only, whatever the umask (an existing file keeps
+#: the mode its owner gave it).
+_NEW_FILE_MODE = 0o600
 
 
 class ConfigEditError(ConfigError):
@@ -305,7 +309,7 @@ class ConfigFile:
             mode = stat.S_IMODE(target.stat().st_mode)
             now: bytes | None = target.read_bytes()
         except FileNotFoundError:
-            mode, now = 0o666 & ~_umask(), None
+            mode, now = _NEW_FILE_MODE, None
         if now != self._original:
             # Another process (or an editor) wrote it meanwhile: never drop their change.
             raise ConfigEditError(
@@ -343,10 +347,3 @@ def _pretty(value: Any, unit: str, indent: str, newline: str) -> str:
         items = [inner + _pretty(v, unit, inner, newline) for v in value]
         return "[" + newline + ("," + newline).join(items) + newline + indent + "]"
     return json.dumps(value, ensure_ascii=False)
-
-
-def _umask() -> int:
-    # The only way to read the umask is to set it; put it straight back.
-    current = os.umask(0o022)
-    os.umask(current)
-    return current

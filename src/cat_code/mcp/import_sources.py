@@ -5,7 +5,9 @@ home folder is `Path.home()`, the project folder the working directory):
 
 - ``claude-desktop``: ``claude_desktop_config.json`` (``mcpServers``).
 - ``claude-code``: ``~/.claude.json`` (``mcpServers``, and ``projects.<path>.mcpServers``
-  for the working directory or a folder above it) and ``./.mcp.json``.
+  for the working directory itself: Claude Code's local scope is one exact folder) and
+  ``./.mcp.json`` — which is cat-code's own project file too, so its servers are listed
+  but never imported (`PROJECT_FILE_NOTE`).
 - ``cursor``: ``~/.cursor/mcp.json`` and ``./.cursor/mcp.json``.
 - ``vscode``: the user ``mcp.json`` in Code's ``User`` folder and ``./.vscode/mcp.json``:
   ``{"servers": {...}, "inputs": [...]}``, with ``${env:X}``, ``${input:id}`` variables.
@@ -13,7 +15,7 @@ home folder is `Path.home()`, the project folder the working directory):
   ``httpUrl`` Streamable HTTP, ``timeout`` in ms, ``$VAR`` variables).
 
 Reading never fails as a whole: a missing file is skipped, an unreadable one is a warning,
-an entry that cannot be converted is a `FoundServer` with an ``error``. Files may carry
+an entry that cannot (or must not) be imported is a `FoundServer` with an ``error``. Files may carry
 comments and trailing commas (VS Code and Gemini allow them). Converted entries are in
 cat-code's shape with the other host's variables rewritten to ``${VAR}``; what cannot be
 carried over is named in the entry's ``notes``.
@@ -21,6 +23,7 @@ carried over is named in the entry's ``notes``.
 
 from __future__ import annotations
 
+import dataclasses
 import json
 import re
 from collections.abc import Callable, Iterator
@@ -29,6 +32,8 @@ from pathlib import Path
 from typing import Any
 
 SOURCES: tuple[str, ...] = ("claude-desktop", "claude-code", "cursor", "vscode", "gemini")
+#: Why a server of ``./.mcp.json`` is not imported: cat-code reads that file already.
+PROJECT_FILE_NOTE = "already read by cat-code (project scope)"
 
 #: Fields carried over as they are (cat-code reads them the same way), in output order.
 _SAME_FIELDS = (
@@ -59,6 +64,7 @@ class FoundServer:
     name: str
     #: The entry in cat-code's shape (None when it cannot be converted: see ``error``).
     entry: dict[str, Any] | None
+    #: Why it is not imported (None: it may be); set with or without an ``entry``.
     error: str | None = None
     notes: tuple[str, ...] = ()
 
@@ -130,8 +136,12 @@ def scan(sources: tuple[str, ...] = SOURCES, *, home: Path | None = None,
             if data is None:
                 continue
             context = _Context(source=source, file=path, home=home, cwd=cwd, data=data)
+            ours = _same_file(path, cwd / ".mcp.json")
             for name, raw, convert in _entries(context, result.warnings):
-                result.servers.append(_found(context, name, raw, convert))
+                server = _found(context, name, raw, convert)
+                if ours and server.error is None:
+                    server = dataclasses.replace(server, error=PROJECT_FILE_NOTE)
+                result.servers.append(server)
     return result
 
 
@@ -220,9 +230,9 @@ def _entries(context: _Context, warnings: list[str]) -> Iterator[tuple[str, Any,
     if source == "claude-code" and path.name == ".claude.json":
         projects = data.get("projects")
         if isinstance(projects, dict):
-            here = [context.cwd.resolve(), *context.cwd.resolve().parents]
+            here = context.cwd.resolve()
             for project, settings in projects.items():
-                if not isinstance(settings, dict) or _resolve(project) not in here:
+                if not isinstance(settings, dict) or _resolve(project) != here:
                     continue
                 key = f"projects.{project}.mcpServers"
                 yield from _members(settings.get("mcpServers"), path, key, warnings, convert)

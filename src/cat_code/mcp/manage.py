@@ -6,10 +6,14 @@ never overwritten. A new entry is checked with `parse_entry` before it is writte
 ``${VAR}`` references may be unset now: they are checked with a stand-in value). ``add``
 then connects the new server alone, through an `McpPool`, and says whether it answered;
 the entry stays written either way (exit 0). ``get`` shows an entry with its secrets
-masked (env and header values, URL userinfo and query values; ``${VAR}`` references are
-shown as written) and connects it for its live state and tools. Scopes: ``user`` is
-``$CAT_CODE_HOME/mcp.json``, ``project`` is ``./.mcp.json`` (which wins when both name a
-server). Exit codes: 0 done, 1 refused or failed, 2 a usage error.
+masked (env and header values, URL userinfo and query values, the value after a
+secret-looking argument such as ``--api-key``; ``${VAR}`` references are shown as
+written, their ``:-default`` masked) and connects it for its live state and tools.
+Scopes: ``user`` is ``$CAT_CODE_HOME/mcp.json``, ``project`` is ``./.mcp.json`` (which
+wins when both name a server); ``--mcp-config FILE`` replaces both, for every verb
+(``add`` and ``import`` write to it, so they take one only). A file that cannot be read
+is skipped with a warning unless it is the one to change. Exit codes: 0 done, 1 refused
+or failed, 2 a usage error.
 """
 
 from __future__ import annotations
@@ -56,10 +60,17 @@ MANAGE_COMMANDS = frozenset({"add", "remove", "get", "enable", "disable", "impor
 TRY_TIMEOUT_S = 30.0
 #: What an unset ``${VAR}`` stands for while an entry is validated (a URL passes too).
 _UNSET_STAND_IN = "https://unset.invalid"
-_VAR = re.compile(r"\$\{([A-Za-z_][A-Za-z0-9_]*)(?::-[^}]*)?\}")
+_VAR = re.compile(r"\$\{([A-Za-z_][A-Za-z0-9_]*)(?::-([^}]*))?\}")
 _NAME = re.compile(r"^[A-Za-z0-9_.-]+$")
 _AUTH_SCHEME = re.compile(r"^\s*(?:Bearer|Basic|Token|Bot)?\s*$", re.IGNORECASE)
 _MASK = "****"
+#: An option or ``KEY=`` name whose value is a secret: ``--api-key``, ``--token``,
+#: ``--client-secret``, ``--password``, ``GITHUB_TOKEN=``, ``--auth``.
+_SECRET_NAME = re.compile(
+    r"secret|token|passw(?:or)?d|api[-_]?key|access[-_]?key|private[-_]?key|credential"
+    r"|(?:^|[-_])(?:key|pass|pwd|auth|authorization)$",
+    re.IGNORECASE,
+)
 
 
 class UsageError(Exception):
@@ -69,6 +80,28 @@ class UsageError(Exception):
 def scope_path(scope: str) -> Path:
     """The file a scope writes to."""
     return cat_code_home() / "mcp.json" if scope == USER else Path.cwd() / ".mcp.json"
+
+
+def write_target(args: argparse.Namespace, scope: str | None, verb: str) -> tuple[str, Path]:
+    """The (scope, file) ``add`` or ``import`` writes to: the one ``--mcp-config`` file
+    when given (``file``), else the scope's file (user by default)."""
+    paths: list[str] = getattr(args, "mcp_config", None) or []
+    if not paths:
+        scope = scope or USER
+        if scope not in SCOPES:
+            raise UsageError(f"--scope must be user or project, not {scope!r}")
+        return scope, scope_path(scope)
+    if len(paths) > 1:
+        raise UsageError(
+            f"mcp {verb} writes to one --mcp-config file, not {len(paths)} "
+            f"({', '.join(paths)}); give one"
+        )
+    if scope is not None:
+        raise UsageError(
+            f"give either --scope {scope} or --mcp-config {paths[0]} to say where to write, "
+            "not both"
+        )
+    return "file", Path(paths[0])
 
 
 def run_manage_command(args: argparse.Namespace) -> int:
@@ -119,7 +152,8 @@ class AddRequest:
     """What ``mcp add`` was asked for, its command line taken apart."""
 
     name: str
-    scope: str = USER
+    #: None: not given (user, unless ``--mcp-config`` names the file).
+    scope: str | None = None
     env: list[str] = field(default_factory=list)
     headers: list[str] = field(default_factory=list)
     transport: str | None = None
@@ -127,6 +161,7 @@ class AddRequest:
     verbose: bool = False
     url: str | None = None
     command: list[str] = field(default_factory=list)
+    mcp_config: list[str] = field(default_factory=list)
 
     def entry(self) -> dict[str, Any]:
         """The entry to write, in cat-code's shape (key order as written)."""
@@ -176,6 +211,7 @@ _ADD_OPTIONS: dict[str, tuple[str, bool]] = {
     "--transport": ("transport", True), "-t": ("transport", True),
     "--force": ("force", False), "-f": ("force", False),
     "--verbose": ("verbose", False), "-v": ("verbose", False),
+    "--mcp-config": ("mcp_config", True),
 }  # fmt: skip
 
 
@@ -188,11 +224,12 @@ def parse_add(args: argparse.Namespace) -> AddRequest:
     """
     request = AddRequest(
         name=args.name,
-        scope=args.scope or USER,
+        scope=args.scope,
         env=list(args.env or []),
         headers=list(args.header or []),
         transport=args.transport,
         force=args.force,
+        mcp_config=list(getattr(args, "mcp_config", None) or []),
     )
     rest: list[str] = list(args.rest)
     i = 0
@@ -240,7 +277,7 @@ def parse_add(args: argparse.Namespace) -> AddRequest:
         if len(request.command) > 1:
             raise UsageError(f"unexpected {request.command[1]!r} after the URL")
         request.url, request.command = request.command[0], []
-    if request.scope not in SCOPES:
+    if request.scope not in (None, *SCOPES):
         raise UsageError(f"--scope must be user or project, not {request.scope!r}")
     if request.transport not in (None, "stdio", "http", "sse"):
         raise UsageError(f"--transport must be http or sse, not {request.transport!r}")
@@ -258,7 +295,8 @@ def _add(args: argparse.Namespace) -> int:
 
         configure_logging(1)
     entry = request.entry()
-    path = scope_path(request.scope)
+    args.mcp_config = request.mcp_config
+    scope, path = write_target(args, request.scope, "add")
     validate_entry(request.name, entry, path)
     file = ConfigFile.read(path)
     existed = request.name in file.servers
@@ -273,7 +311,7 @@ def _add(args: argparse.Namespace) -> int:
     kind = entry.get("type", "stdio")
     replaced = " (replaced the previous entry)" if existed else ""
     _print(f"Added {kind} server '{request.name}' to {path}{replaced}")
-    if request.scope == USER:
+    if scope == USER:
         project = scope_path(PROJECT)
         try:
             shadowed = request.name in ConfigFile.read(project).servers
@@ -294,7 +332,7 @@ def validate_entry(name: str, entry: dict[str, Any], source: Path) -> ServerConf
 
 def _variables(value: Any) -> set[str]:
     if isinstance(value, str):
-        return set(_VAR.findall(value))
+        return {match.group(1) for match in _VAR.finditer(value)}
     if isinstance(value, dict):
         return set().union(*(_variables(v) for v in value.values()))
     if isinstance(value, list):
@@ -375,13 +413,34 @@ def _places(args: argparse.Namespace, scope: str | None = None) -> list[_Place]:
 
 
 def _holders(places: list[_Place], name: str) -> list[tuple[_Place, ConfigFile]]:
-    """The places whose file defines ``name`` (a broken file is refused: `ConfigEditError`)."""
+    """The places whose file defines ``name``.
+
+    A file that cannot be read is refused (`ConfigEditError`) only when it may be the one
+    to change: the only place looked in (``--scope``), or the name is in no other file.
+    Otherwise it is skipped with a warning, so a broken user file does not block an edit
+    of the project file.
+    """
     found = []
+    broken: list[ConfigEditError] = []
     for place in places:
-        file = ConfigFile.read(place.path)
+        try:
+            file = ConfigFile.read(place.path)
+        except ConfigEditError as exc:
+            if len(places) == 1:
+                raise
+            broken.append(exc)
+            continue
         if name in file.servers:
             found.append((place, file))
+    if broken and not found:
+        raise broken[0]
+    for skipped in broken:
+        reason = _NOTHING_CHANGED.sub("", str(skipped))
+        _error(f"warning: {reason}; skipped it (it may define '{name}' too)")
     return found
+
+
+_NOTHING_CHANGED = re.compile(r"[;,] (?:fix it first, )?nothing was changed$")
 
 
 def _not_found(name: str, places: list[_Place]) -> int:
@@ -442,8 +501,11 @@ def _set_disabled(args: argparse.Namespace, *, disabled: bool) -> int:
 
 def mask_entry(entry: Mapping[str, Any]) -> dict[str, Any]:
     """The entry with its secrets masked: env and header values, the URL's userinfo and
-    query values, an OAuth client secret. ``${VAR}`` references are kept as written."""
+    query values, secret-looking arguments, an OAuth client secret. ``${VAR}`` references
+    are kept as written (their defaults masked)."""
     out = dict(entry)
+    if isinstance(out.get("args"), list):
+        out["args"] = mask_args(out["args"])
     for key in ("env", "headers"):
         value = out.get(key)
         if isinstance(value, dict):
@@ -457,7 +519,8 @@ def mask_entry(entry: Mapping[str, Any]) -> dict[str, Any]:
 
 
 def mask_value(value: Any) -> Any:
-    """``****``, but ``${VAR}`` references (and a ``Bearer`` before them) as written."""
+    """``****``, but ``${VAR}`` references (and a ``Bearer`` before them) as written; a
+    reference's default is a literal too: ``${VAR:-****}``."""
     if not isinstance(value, str):
         return _MASK
     if not _VAR.search(value):
@@ -466,10 +529,17 @@ def mask_value(value: Any) -> Any:
     last = 0
     for match in _VAR.finditer(value):
         pieces.append(_masked_literal(value[last : match.start()]))
-        pieces.append(match.group(0))
+        pieces.append(_masked_reference(match))
         last = match.end()
     pieces.append(_masked_literal(value[last:]))
     return "".join(pieces)
+
+
+def _masked_reference(match: re.Match[str]) -> str:
+    default = match.group(2)
+    if not default:
+        return match.group(0)
+    return f"${{{match.group(1)}:-{_MASK}}}"
 
 
 def _masked_literal(text: str) -> str:
@@ -485,7 +555,8 @@ def mask_url(url: str) -> str:
     netloc = parts.netloc
     if "@" in netloc:
         userinfo, host = netloc.rsplit("@", 1)
-        kept = userinfo if _VAR.fullmatch(userinfo) else _MASK
+        reference = _VAR.fullmatch(userinfo)
+        kept = _masked_reference(reference) if reference else _MASK
         netloc = f"{kept}@{host}"
     query = parts.query
     if query:
@@ -497,6 +568,44 @@ def mask_url(url: str) -> str:
     return urlunsplit((parts.scheme, netloc, parts.path, query, parts.fragment))
 
 
+def mask_args(args: Sequence[Any]) -> list[Any]:
+    """A command's arguments with the value of each secret-looking option masked (as
+    `mask_value` does): ``--api-key ****``, ``--token=****``, ``GITHUB_TOKEN=****``; URLs
+    as `mask_url` does. An option followed by another option has no value to mask."""
+    out: list[Any] = []
+    secret_next = False
+    for arg in args:
+        if not isinstance(arg, str):
+            out.append(arg)
+            secret_next = False
+            continue
+        if secret_next and not arg.startswith("-"):
+            out.append(mask_value(arg))
+            secret_next = False
+            continue
+        name, eq, value = arg.partition("=")
+        secret_name = bool(_SECRET_NAME.search(name.lstrip("-")))
+        if arg.startswith(("http://", "https://")):
+            out.append(mask_url(arg))
+        elif eq and secret_name and " " not in name:
+            out.append(f"{name}={mask_value(value)}" if value else arg)
+        else:
+            out.append(arg)
+        secret_next = not eq and secret_name and arg.startswith("-")
+    return out
+
+
+def masked_target(entry: Mapping[str, Any]) -> str:
+    """An entry's command line (arguments masked) or URL (masked), for showing."""
+    command = entry.get("command")
+    if isinstance(command, str):
+        raw_args = entry.get("args")
+        args = mask_args(raw_args) if isinstance(raw_args, list) else []
+        return " ".join([command, *(str(a) for a in args)])
+    url = entry.get("url")
+    return mask_url(url) if isinstance(url, str) else ""
+
+
 def _get(args: argparse.Namespace) -> int:
     name: str = args.name
     places = _places(args)
@@ -504,19 +613,18 @@ def _get(args: argparse.Namespace) -> int:
     for place in places:
         try:
             file = ConfigFile.read(place.path)
-        except ConfigEditError as exc:
-            _error(f"warning: {exc}")
-            continue
+        except ConfigEditError:
+            continue  # `load_config` below warns about it, in words for a reader
         if name in file.servers:
             holders.append((place, file))
+    config = load_config([p.path for p in places])
+    for warning in config.warnings:
+        _error(f"warning: {warning}")
     if not holders:
         return _not_found(name, places)
     place, file = holders[-1]
     raw = file.servers[name]
     masked = mask_entry(raw) if isinstance(raw, dict) else raw
-    config = load_config([p.path for p in places])
-    for warning in config.warnings:
-        _error(f"warning: {warning}")
     entry = next((s for s in config.servers if s.name == name), None)
     broken = next((b for b in config.broken if b.name == name), None)
     status, tools = asyncio.run(_live(entry, broken))
@@ -524,9 +632,10 @@ def _get(args: argparse.Namespace) -> int:
     if exit_code is not None and exit_code != EXIT_OK:
         return int(exit_code)
     state = status.get("state")
-    target = str(status.get("target") or "")
-    if status.get("transport") != "stdio":
-        target = mask_url(target)
+    if isinstance(raw, dict):
+        target = masked_target(raw)
+    else:
+        target = mask_url(str(status.get("target") or ""))
     if args.json:
         _print(json.dumps({
             "name": name,
@@ -608,10 +717,7 @@ def _describe(
 
 def _import(args: argparse.Namespace) -> int:
     sources = (args.source,) if args.source else SOURCES
-    scope = args.scope or USER
-    if scope not in SCOPES:
-        raise UsageError(f"--scope must be user or project, not {scope!r}")
-    target = scope_path(scope)
+    _, target = write_target(args, args.scope, "import")
     found = scan(sources)
     for warning in found.warnings:
         _error(f"warning: {warning}")
@@ -654,6 +760,8 @@ def _plan(
 ) -> str:
     """What importing one found server does: ``added``, ``would add``, or ``skipped: why``."""
     if server.entry is None:
+        return f"skipped: {server.error or 'cannot be converted'}"
+    if server.error is not None:
         return f"skipped: {server.error}"
     if _same_file(server.file, target):
         return "skipped: already in cat-code's own config file"
@@ -680,7 +788,7 @@ def _describe_import(outcomes: list[tuple[FoundServer, str]]) -> str:
         if (server.source, server.file) != current:
             current = (server.source, server.file)
             lines.append(f"From {server.source} ({server.file}):")
-        target = mask_url(server.target) if server.transport != "stdio" else server.target
+        target = masked_target(server.entry) if server.entry is not None else ""
         lines.append(f"  {server.name.ljust(width)}  {server.transport.ljust(kind_width)}  "
                      f"{target}  → {outcome}")  # fmt: skip
         lines.extend(f"      note: {note}" for note in server.notes)
