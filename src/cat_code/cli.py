@@ -62,7 +62,7 @@ def _add_common(parser: argparse.ArgumentParser, *, level: int = 0) -> None:
         metavar="PATH",
         dest=f"mcp_config{suffix}",
         default=argparse.SUPPRESS if level else None,
-        help="read MCP servers only from this file (repeatable)",
+        help="use only this MCP config file (repeatable; mcp add and import write to it)",
     )
     parser.add_argument(
         "-v",
