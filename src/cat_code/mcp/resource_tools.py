@@ -85,7 +85,10 @@ class ListMcpResourcesTool(Tool):
             templates = await self.pool.resource_templates(server or None)
         except McpClientError as exc:
             return ToolResult.error(f"Error: {describe_error(exc)}")
-        shown = (lambda name: True) if server else (lambda name: not self.hidden(name))
+
+        def shown(name: str) -> bool:  # one server asked for: the permission check ran
+            return bool(server) or not self.hidden(name)
+
         listed: list[dict[str, Any]] = [
             {"server": name, **_public(entry)} for name, entry in resources.items if shown(name)
         ]
