@@ -26,7 +26,6 @@ from typing import TYPE_CHECKING, Any
 from cat_code.mcp.adapter import may_belong_to
 from cat_code.mcp.config import HttpServerConfig, McpConfig, load_config
 from cat_code.mcp.errors import describe_error
-from cat_code.mcp.manage import MANAGE_COMMANDS, run_manage_command
 from cat_code.mcp.pool import McpPool, ServerStatus
 from cat_code.shutdown import run_until_signal
 
@@ -117,9 +116,16 @@ def tool_json(pool: McpPool, server: str | None = None) -> list[dict[str, Any]]:
     ]
 
 
+#: The verbs that edit config files (`cat_code.mcp.manage`).
+MANAGE_COMMANDS = frozenset({"add", "remove", "get", "enable", "disable", "import"})
+
+
 def run_mcp_command(args: argparse.Namespace) -> int:
     command = args.mcp_command
     if command in MANAGE_COMMANDS:  # they edit the files: no config loaded here
+        # Imported only when chosen: `mcp list` and `mcp call` start faster without it.
+        from cat_code.mcp.manage import run_manage_command
+
         return run_manage_command(args)
     config = load_config_from_args(args)
     if command == "list":

@@ -53,7 +53,6 @@ EXIT_USAGE = 2
 USER = "user"
 PROJECT = "project"
 SCOPES = (USER, PROJECT)
-MANAGE_COMMANDS = frozenset({"add", "remove", "get", "enable", "disable", "import"})
 
 #: The longest ``add`` and ``get`` wait for a server to connect (its own startup timeout
 #: if shorter): long enough for an ``npx`` download, short enough for a command line.
@@ -105,7 +104,7 @@ def write_target(args: argparse.Namespace, scope: str | None, verb: str) -> tupl
 
 
 def run_manage_command(args: argparse.Namespace) -> int:
-    """Run one of `MANAGE_COMMANDS` (``args.mcp_command``); its exit code."""
+    """Run one of ``commands.MANAGE_COMMANDS`` (``args.mcp_command``); its exit code."""
     command = args.mcp_command
     try:
         if command == "add":
