@@ -5,7 +5,8 @@ read (never computed by side effect) by status — and its connection, through o
 task that opens the transport, opens the session, lists the tools, waits for
 ``close_all`` and closes what it opened: open, use and close happen in that one task.
 A connection that ends by itself (a stdio child exits) makes its server FAILED at that
-moment, with the reason; the next call to one of its tools starts it again in place (the
+moment, with the reason; the next call to one of its tools (or the next read or listing
+of its resources or prompts) starts it again in place (the
 same `McpServer`, a new owner task and connection), within a `RestartBudget` (3 restarts
 in 60 s), after which it stays FAILED until `restart`. Tools call through their server,
 not a connection, and the registered name of each (server, tool) is pinned for the life
@@ -408,6 +409,13 @@ class McpServer:
 
     # -- resources and prompts (through the current connection) ------------------------
 
+    async def _reachable(self) -> McpClient:
+        """The connection, after starting the server again if it stopped by itself (as a
+        tool call does, within the same budget)."""
+        if self.healable:
+            await self._pool.heal(self)
+        return self._connected()
+
     def _connected(self) -> McpClient:
         client = self._client
         if self._state is not ServerState.CONNECTED or client is None:
@@ -422,16 +430,16 @@ class McpServer:
         return connected and client is not None and client.offers(feature)
 
     async def list_resources(self) -> list[Resource]:
-        return await self._connected().list_resources()
+        return await (await self._reachable()).list_resources()
 
     async def list_resource_templates(self) -> list[ResourceTemplate]:
-        return await self._connected().list_resource_templates()
+        return await (await self._reachable()).list_resource_templates()
 
     async def read_resource(self, uri: str) -> ReadResourceResult:
-        return await self._connected().read_resource(uri)
+        return await (await self._reachable()).read_resource(uri)
 
     async def list_prompts(self) -> list[Prompt]:
-        return await self._connected().list_prompts()
+        return await (await self._reachable()).list_prompts()
 
     def cached_prompts(self) -> list[Prompt]:
         """The prompts as last listed (no request; [] when not listed or not connected)."""
@@ -441,7 +449,7 @@ class McpServer:
         return client.cached_prompts() or []
 
     async def get_prompt(self, name: str, arguments: dict[str, str]) -> GetPromptResult:
-        return await self._connected().get_prompt(name, arguments)
+        return await (await self._reachable()).get_prompt(name, arguments)
 
     async def complete(
         self,
@@ -450,7 +458,7 @@ class McpServer:
         value: str,
         context: dict[str, str] | None = None,
     ) -> Completion:
-        return await self._connected().complete(ref, argument, value, context)
+        return await (await self._reachable()).complete(ref, argument, value, context)
 
     def status(self) -> ServerStatus:
         client = self._client
@@ -804,26 +812,34 @@ class McpPool:
             raise UnknownServer(server, [s.name for s in chosen])
         return found
 
+    async def healed(self, server: str | None = None) -> list[McpServer]:
+        """`connected`, after starting again the servers (or the one named) that stopped by
+        themselves: a crash is healed by a resource read or listing as by a tool call."""
+        stopped = [s for s in self.servers if s.healable and server in (None, s.name)]
+        if stopped:
+            await asyncio.gather(*(self.heal(s) for s in stopped))
+        return self.connected(server)
+
     async def resources(self, server: str | None = None) -> Gathered[Resource]:
-        return await gather(self.connected(server), lambda s: s.list_resources())
+        return await gather(await self.healed(server), lambda s: s.list_resources())
 
     async def resource_templates(self, server: str | None = None) -> Gathered[ResourceTemplate]:
-        return await gather(self.connected(server), lambda s: s.list_resource_templates())
+        return await gather(await self.healed(server), lambda s: s.list_resource_templates())
 
     async def prompts(self, server: str | None = None) -> Gathered[Prompt]:
-        return await gather(self.connected(server), lambda s: s.list_prompts())
+        return await gather(await self.healed(server), lambda s: s.list_prompts())
 
     def known_prompts(self) -> list[tuple[str, Prompt]]:
         """Every connected server's prompts as last listed (no request)."""
         return [(s.name, p) for s in self.connected() for p in s.cached_prompts()]
 
     async def read_resource(self, server: str, uri: str) -> ReadResourceResult:
-        return await self.connected(server)[0].read_resource(uri)
+        return await (await self.healed(server))[0].read_resource(uri)
 
     async def get_prompt(
         self, server: str, name: str, arguments: dict[str, str]
     ) -> GetPromptResult:
-        return await self.connected(server)[0].get_prompt(name, arguments)
+        return await (await self.healed(server))[0].get_prompt(name, arguments)
 
     async def complete(
         self,
@@ -833,7 +849,7 @@ class McpPool:
         value: str,
         context: dict[str, str] | None = None,
     ) -> Completion:
-        return await self.connected(server)[0].complete(ref, argument, value, context)
+        return await (await self.healed(server))[0].complete(ref, argument, value, context)
 
     def instructions(self) -> dict[str, str]:
         """The ``instructions`` of every connected server that gave some, by server name."""
