@@ -64,7 +64,7 @@ def test_only_lines_starting_with_a_slash_are_commands() -> None:
 
 
 def test_mcp_prints_exactly_the_status_block_of_mcp_list(ctx: CommandContext) -> None:
-    assert shown(handle_command("/mcp", ctx)) == format_status(ctx.statuses())
+    assert shown(handle_command("/mcp", ctx)) == format_status(ctx.statuses(), in_repl=True)
     text = shown(handle_command("/mcp", ctx))
     assert "echo" in text and "CONNECTED" in text and "broken" in text and "FAILED" in text
 

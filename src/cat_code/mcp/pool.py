@@ -112,6 +112,9 @@ class ServerStatus:
     server_info: dict[str, Any] = field(default_factory=dict)
     #: How many times cat-code started it again after it stopped by itself.
     restarts: int = 0
+    #: FAILED for good: its restart budget ran out (only a restart by hand starts it).
+    #: Kept out of ``error``, which reaches the model: the hint for it is the view's.
+    gave_up: bool = False
 
     def to_json(self) -> dict[str, Any]:
         return {
@@ -231,6 +234,8 @@ class McpServer:
         #: FAILED because its connection ended by itself: the next call restarts it.
         self._healable = False
         self._healing: asyncio.Task[None] | None = None
+        #: Its restart budget ran out: FAILED until a restart by hand.
+        self.gave_up = False
         #: Held while the server is stopped, restarted, disabled or enabled.
         self.lifecycle = asyncio.Lock()
         if config.disabled:
@@ -361,6 +366,7 @@ class McpServer:
         self._refresh = None
         self.error = None
         self._healable = False
+        self.gave_up = False
         self.start(stop)
 
     def disable(self) -> None:
@@ -368,6 +374,7 @@ class McpServer:
         self._state = ServerState.DISABLED
         self.error = None
         self._healable = False
+        self.gave_up = False
         self._ready.set()
 
     def _tools_changed(self) -> None:
@@ -476,6 +483,7 @@ class McpServer:
             stderr_tail=client.transport.diagnostics() if failed and client is not None else [],
             server_info=client.server_info if client is not None else {},
             restarts=self.restarts,
+            gave_up=failed and self.gave_up,
         )
 
     def hurry(self) -> None:
@@ -619,11 +627,17 @@ class McpPool:
                 return  # another caller healed it already, or we are closing
             if not server.budget.take():
                 server._healable = False
+                server.gave_up = True
+                # No command in it: the reason reaches the model, -p and `mcp call` too.
                 server.error = (
-                    f"{server.error} — not restarted again after "
-                    f"{self.restart_policy.describe()}; run /mcp restart {server.name}"
+                    f"{server.error} — not restarted again after {self.restart_policy.describe()}"
                 )
-                logger.warning("MCP server '%s' stopped again: %s", server.name, server.error)
+                logger.warning(
+                    "MCP server '%s' stopped again: %s (in the REPL, /mcp restart %s starts it)",
+                    server.name,
+                    server.error,
+                    server.name,
+                )
                 return
             server.restarts += 1
             await self._relaunch(server, keep_tools=True)
