@@ -10,7 +10,7 @@ from typing import Any
 
 import pytest
 
-from cat_code.agent.tool_search import Mode, ToolSearch
+from cat_code.agent.tool_search import Mode, ToolSearch, status_without_model
 from cat_code.mcp.commands import format_status, format_tools
 from cat_code.mcp.config import load_config
 from cat_code.mcp.pool import McpPool, ServerStatus
@@ -202,3 +202,13 @@ def test_mcp_login_and_logout_name_a_remote_server_and_complete_its_name(tmp_pat
     assert complete("/mcp login ", ctx) == ["linear", "mine"]
     assert complete("/mcp logout l", ctx) == ["linear"]
     assert "/mcp login SERVER" in help_text()
+
+
+def test_without_a_model_tools_says_the_search_mode_and_that_auto_waits_for_one() -> None:
+    assert status_without_model({}) == "tool search: auto (decided once a model is chosen)"
+    assert status_without_model({"CAT_CODE_TOOL_SEARCH": "on"}) == (
+        "tool search: on (CAT_CODE_TOOL_SEARCH=on)"
+    )
+    assert status_without_model({"CAT_CODE_TOOL_SEARCH": "OFF"}) == (
+        "tool search: off (CAT_CODE_TOOL_SEARCH=off)"
+    )
