@@ -132,14 +132,20 @@ def _record_path(pgid: int, owner: int) -> Path:
     return run_dir() / f"stdio-{owner}-{pgid}.json"
 
 
-def record_group(pgid: int) -> None:
-    """Record a process group just started (its leader is ``pgid``). Never raises."""
+def record_group(pgid: int, *, members: bool = False) -> None:
+    """Record a process group just started (its leader is ``pgid``). Never raises.
+
+    ``members``: list the group's members (a scan of /proc, a few milliseconds: done once
+    per start, by `refresh_group`); otherwise the leader is taken as the only one.
+    """
     host = _host()
     if host is None:
         return
     leader_start = start_time(pgid)
     if leader_start is None:
         return  # already gone: nothing to reap later
+    # Without a scan (or if it fails), the leader is the one member known.
+    found = (group_members(pgid) if members else None) or [(pgid, leader_start)]
     record = {
         "version": RECORD_VERSION,
         "ownerPid": host.pid,
@@ -148,7 +154,7 @@ def record_group(pgid: int) -> None:
         "pid": pgid,
         "cmdline": command_line(pgid) or [],
         "start": leader_start,
-        "members": [[pid, started] for pid, started in group_members(pgid) or []],
+        "members": [list(member) for member in found],
         "boot": host.boot,
         "pidNamespace": host.pid_namespace,
     }
@@ -170,7 +176,7 @@ def refresh_group(pgid: int) -> None:
     """Record the group again: its leader may have exec'd the real server, or started it."""
     host = _host()
     if host is not None and _record_path(pgid, host.pid).exists():
-        record_group(pgid)
+        record_group(pgid, members=True)
 
 
 def forget_group(pgid: int) -> None:
