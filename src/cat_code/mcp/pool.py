@@ -5,10 +5,10 @@ read (never computed by side effect) by status — and its connection, through o
 task that opens the transport, opens the session, lists the tools, waits for
 ``close_all`` and closes what it opened: open, use and close happen in that one task.
 A connection that ends by itself (a stdio child exits) makes its server FAILED at that
-moment, with the reason; the next call to one of its tools (or the next read or listing
-of its resources or prompts) starts it again in place (the
-same `McpServer`, a new owner task and connection), within a `RestartBudget` (3 restarts
-in 60 s), after which it stays FAILED until `restart`. Tools call through their server,
+moment, with the reason; the next call to one of its tools, or read or listing of its
+resources, starts it again in place (the same `McpServer`, a new owner task and
+connection), within a `RestartBudget` (3 restarts in 60 s), after which it stays FAILED
+until `restart`. Tools call through their server,
 not a connection, and the registered name of each (server, tool) is pinned for the life
 of the pool, so a tool list change, a restart or a reload never renames a tool the model
 has seen. Restarts, `reload`, `disable` and `enable` of one server are serialised by its
@@ -418,7 +418,7 @@ class McpServer:
 
     async def _reachable(self) -> McpClient:
         """The connection, after starting the server again if it stopped by itself (as a
-        tool call does, within the same budget)."""
+        tool call does, within the same budget): for resources, which the model reads."""
         if self.healable:
             await self._pool.heal(self)
         return self._connected()
@@ -446,7 +446,7 @@ class McpServer:
         return await (await self._reachable()).read_resource(uri)
 
     async def list_prompts(self) -> list[Prompt]:
-        return await (await self._reachable()).list_prompts()
+        return await self._connected().list_prompts()
 
     def cached_prompts(self) -> list[Prompt]:
         """The prompts as last listed (no request; [] when not listed or not connected)."""
@@ -456,7 +456,7 @@ class McpServer:
         return client.cached_prompts() or []
 
     async def get_prompt(self, name: str, arguments: dict[str, str]) -> GetPromptResult:
-        return await (await self._reachable()).get_prompt(name, arguments)
+        return await self._connected().get_prompt(name, arguments)
 
     async def complete(
         self,
@@ -465,7 +465,7 @@ class McpServer:
         value: str,
         context: dict[str, str] | None = None,
     ) -> Completion:
-        return await (await self._reachable()).complete(ref, argument, value, context)
+        return await self._connected().complete(ref, argument, value, context)
 
     def status(self) -> ServerStatus:
         client = self._client
@@ -828,7 +828,9 @@ class McpPool:
 
     async def healed(self, server: str | None = None) -> list[McpServer]:
         """`connected`, after starting again the servers (or the one named) that stopped by
-        themselves: a crash is healed by a resource read or listing as by a tool call."""
+        themselves: a resource read or listing heals a crash as a tool call does. (Not the
+        prompt listing: the REPL refreshes it around every line, which must not restart
+        anything behind the user's back.)"""
         stopped = [s for s in self.servers if s.healable and server in (None, s.name)]
         if stopped:
             await asyncio.gather(*(self.heal(s) for s in stopped))
@@ -841,7 +843,7 @@ class McpPool:
         return await gather(await self.healed(server), lambda s: s.list_resource_templates())
 
     async def prompts(self, server: str | None = None) -> Gathered[Prompt]:
-        return await gather(await self.healed(server), lambda s: s.list_prompts())
+        return await gather(self.connected(server), lambda s: s.list_prompts())
 
     def known_prompts(self) -> list[tuple[str, Prompt]]:
         """Every connected server's prompts as last listed (no request)."""
@@ -853,7 +855,7 @@ class McpPool:
     async def get_prompt(
         self, server: str, name: str, arguments: dict[str, str]
     ) -> GetPromptResult:
-        return await (await self.healed(server))[0].get_prompt(name, arguments)
+        return await self.connected(server)[0].get_prompt(name, arguments)
 
     async def complete(
         self,
@@ -863,7 +865,7 @@ class McpPool:
         value: str,
         context: dict[str, str] | None = None,
     ) -> Completion:
-        return await (await self.healed(server))[0].complete(ref, argument, value, context)
+        return await self.connected(server)[0].complete(ref, argument, value, context)
 
     def instructions(self) -> dict[str, str]:
         """The ``instructions`` of every connected server that gave some, by server name."""
