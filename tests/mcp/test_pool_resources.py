@@ -20,7 +20,7 @@ from procs import SERVERS, wait_until
 from cat_code.mcp.catalog import UnknownServer
 from cat_code.mcp.config import McpConfig, StdioServerConfig
 from cat_code.mcp.errors import McpError, TransportClosed
-from cat_code.mcp.pool import McpPool
+from cat_code.mcp.pool import McpPool, McpServer
 from cat_code.mcp.prompts import command_names
 from cat_code.mcp.resource_tools import resource_tools
 from cat_code.mcp.resources import blob_bytes, contents_text
@@ -234,12 +234,15 @@ async def test_a_prompt_added_by_the_server_is_listed_after_its_notification() -
 
 
 async def test_a_crashed_server_is_started_again_by_a_resource_read_or_listing() -> None:
-    config = McpConfig(servers=[entry("notes", sys.executable, str(RESOURCE_SERVER))])
-    async with McpPool(config) as pool:
+    servers = [
+        entry("notes", sys.executable, str(RESOURCE_SERVER)),
+        entry("echo", sys.executable, str(ECHO)),
+    ]
+    async with McpPool(McpConfig(servers=servers)) as pool:
         await pool.connect_all()
-        [server] = pool.servers
+        server, echo = pool.servers
 
-        async def crash() -> None:
+        async def crash(server: McpServer) -> None:
             client = server.client
             assert client is not None and isinstance(client.transport, StdioTransport)
             pid = client.transport.pid
@@ -247,12 +250,15 @@ async def test_a_crashed_server_is_started_again_by_a_resource_read_or_listing()
             os.kill(pid, signal.SIGKILL)
             await wait_until(lambda: server.state == "FAILED", timeout=10)
 
-        await crash()
+        await crash(server)
         read = await pool.read_resource("notes", "note://readme")
         assert contents_text(read) == "# Read me\nThe notes server."
         assert (server.state, server.restarts) == ("CONNECTED", 1)
 
-        await crash()
+        await crash(server)
+        await crash(echo)
         listed = await pool.resources()
         assert ("notes", "note://readme") in [(s, r["uri"]) for s, r in listed.items]
         assert listed.failures == {} and server.restarts == 2
+        # A server without resources is left for its next tool call to start.
+        assert (echo.state, echo.restarts) == ("FAILED", 0)

@@ -826,21 +826,29 @@ class McpPool:
             raise UnknownServer(server, [s.name for s in chosen])
         return found
 
-    async def healed(self, server: str | None = None) -> list[McpServer]:
-        """`connected`, after starting again the servers (or the one named) that stopped by
-        themselves: a resource read or listing heals a crash as a tool call does. (Not the
-        prompt listing: the REPL refreshes it around every line, which must not restart
-        anything behind the user's back.)"""
-        stopped = [s for s in self.servers if s.healable and server in (None, s.name)]
+    async def _with_resources(self, server: str | None) -> list[McpServer]:
+        """`connected`, after starting again the servers (or the one named) that offered
+        resources and stopped by themselves: a resource read or listing heals a crash as a
+        tool call does. Not a server without resources, nor the prompt listing (the REPL
+        refreshes it around every line): nothing restarts behind the user's back."""
+        stopped = [
+            s
+            for s in self.servers
+            if s.healable
+            and server in (None, s.name)
+            and s.client is not None  # the lost connection: what the server offered
+            and s.client.offers("resources")
+        ]
         if stopped:
             await asyncio.gather(*(self.heal(s) for s in stopped))
         return self.connected(server)
 
     async def resources(self, server: str | None = None) -> Gathered[Resource]:
-        return await gather(await self.healed(server), lambda s: s.list_resources())
+        return await gather(await self._with_resources(server), lambda s: s.list_resources())
 
     async def resource_templates(self, server: str | None = None) -> Gathered[ResourceTemplate]:
-        return await gather(await self.healed(server), lambda s: s.list_resource_templates())
+        chosen = await self._with_resources(server)
+        return await gather(chosen, lambda s: s.list_resource_templates())
 
     async def prompts(self, server: str | None = None) -> Gathered[Prompt]:
         return await gather(self.connected(server), lambda s: s.list_prompts())
@@ -850,7 +858,7 @@ class McpPool:
         return [(s.name, p) for s in self.connected() for p in s.cached_prompts()]
 
     async def read_resource(self, server: str, uri: str) -> ReadResourceResult:
-        return await (await self.healed(server))[0].read_resource(uri)
+        return await (await self._with_resources(server))[0].read_resource(uri)
 
     async def get_prompt(
         self, server: str, name: str, arguments: dict[str, str]
