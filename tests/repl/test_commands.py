@@ -10,7 +10,7 @@ from typing import Any
 
 import pytest
 
-from cat_code.agent.tool_search import Mode, ToolSearch
+from cat_code.agent.tool_search import Mode, ToolSearch, status_without_model
 from cat_code.mcp.commands import format_status, format_tools
 from cat_code.mcp.config import load_config
 from cat_code.mcp.pool import McpPool, ServerStatus
@@ -64,7 +64,7 @@ def test_only_lines_starting_with_a_slash_are_commands() -> None:
 
 
 def test_mcp_prints_exactly_the_status_block_of_mcp_list(ctx: CommandContext) -> None:
-    assert shown(handle_command("/mcp", ctx)) == format_status(ctx.statuses())
+    assert shown(handle_command("/mcp", ctx)) == format_status(ctx.statuses(), in_repl=True)
     text = shown(handle_command("/mcp", ctx))
     assert "echo" in text and "CONNECTED" in text and "broken" in text and "FAILED" in text
 
@@ -223,3 +223,13 @@ def test_add_dir_and_permissions_are_checked_before_the_app_acts(tmp_path: Path)
     assert handle_command("/permissions remove 1", ctx) == RemoveRule("1")
     assert complete("/permissions remove mcp", ctx) == ["mcp__echo__*"]
     assert complete("/perm", ctx) == ["/permissions"]
+
+
+def test_without_a_model_tools_says_the_search_mode_and_that_auto_waits_for_one() -> None:
+    assert status_without_model({}) == "tool search: auto (decided once a model is chosen)"
+    assert status_without_model({"CAT_CODE_TOOL_SEARCH": "on"}) == (
+        "tool search: on (CAT_CODE_TOOL_SEARCH=on)"
+    )
+    assert status_without_model({"CAT_CODE_TOOL_SEARCH": "OFF"}) == (
+        "tool search: off (CAT_CODE_TOOL_SEARCH=off)"
+    )

@@ -54,10 +54,14 @@ def load_config_from_args(args: argparse.Namespace) -> McpConfig:
     return config
 
 
-def format_status(statuses: Sequence[ServerStatus], files: Sequence[Path] = ()) -> str:
+def format_status(
+    statuses: Sequence[ServerStatus], files: Sequence[Path] = (), *, in_repl: bool = False
+) -> str:
     """The ``MCP servers:`` block, columns aligned, failures with their reason and stderr.
 
-    ``files`` are the config files read: with no servers, the hint names them.
+    ``files`` are the config files read: with no servers, the hint names them. ``in_repl``:
+    a server that gave up restarting says which command starts it (the shell has none:
+    the next run starts it).
     """
     if not statuses:
         where = " or ".join(str(f) for f in files) or "~/.cat-code/mcp.json or ./.mcp.json"
@@ -80,7 +84,13 @@ def format_status(statuses: Sequence[ServerStatus], files: Sequence[Path] = ()) 
             line = f"{head}  {where} — {s.error}" if where else f"{head}  {s.error}"
         else:
             line = f"{head}  {where}".rstrip()
-        lines.append(f"{line}  restarted {s.restarts}×" if s.restarts else line)
+        if s.restarts:
+            line += f"  restarted {s.restarts}×"
+        if s.gave_up:
+            line += (
+                f" — /mcp restart {s.name} starts it" if in_repl else " — the next run starts it"
+            )
+        lines.append(line)
         if s.state == "FAILED" and s.stderr_tail and "last stderr" not in (s.error or ""):
             indent = " " * (4 + name_width + state_width)
             lines.append(f"{indent}stderr (last lines):")

@@ -244,7 +244,8 @@ def _mcp(rest: str, ctx: CommandContext) -> Action:
     sub, _, tail = rest.partition(" ")
     tail = tail.strip()
     if not sub:
-        return Show(format_status(ctx.statuses(), ctx.pool.config.files if ctx.pool else ()))
+        files = ctx.pool.config.files if ctx.pool else ()
+        return Show(format_status(ctx.statuses(), files, in_repl=True))
     if sub == "tools":
         if ctx.pool is None:
             return Show("MCP tools: none")
