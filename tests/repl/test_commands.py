@@ -204,6 +204,26 @@ def test_mcp_login_and_logout_name_a_remote_server_and_complete_its_name(tmp_pat
     assert "/mcp login SERVER" in help_text()
 
 
+def test_add_dir_takes_one_path_quoted_like_a_shell_word(tmp_path: Path) -> None:
+    from cat_code.repl.commands import AddDir
+
+    spaced = tmp_path / "my docs"
+    spaced.mkdir()
+    ctx = CommandContext(registry=ToolRegistry([]))
+    assert handle_command(f'/add-dir "{tmp_path}"', ctx) == AddDir(tmp_path.resolve())
+    assert handle_command(f"/add-dir '{spaced}'", ctx) == AddDir(spaced.resolve())
+    assert handle_command(f"/add-dir {tmp_path}/my\\ docs", ctx) == AddDir(spaced.resolve())
+    assert handle_command('/add-dir ""', ctx) == Show("/add-dir: no directory given", "error")
+    two = handle_command(f"/add-dir {tmp_path} {tmp_path}", ctx)
+    assert two == Show(
+        '/add-dir takes one directory (2 given); quote a path with spaces: /add-dir "my dir"',
+        "error",
+    )
+    unbalanced = handle_command(f'/add-dir "{tmp_path}', ctx)
+    assert isinstance(unbalanced, Show) and unbalanced.kind == "error"
+    assert unbalanced.text == f'/add-dir: no closing quotation in "{tmp_path}'
+
+
 def test_add_dir_and_permissions_are_checked_before_the_app_acts(tmp_path: Path) -> None:
     from cat_code.agent.permissions import RuleBook
     from cat_code.repl.commands import AddDir, RemoveRule
