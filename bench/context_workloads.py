@@ -22,6 +22,7 @@ from cat_code.agent.providers.base import (
     AssistantMessage,
     Message,
     ModelResponse,
+    TextSink,
     ToolCall,
     ToolSpec,
 )
@@ -155,7 +156,12 @@ class _Recorder:
         pass
 
     async def complete(
-        self, system: str, messages: Sequence[Message], tools: Sequence[ToolSpec]
+        self,
+        system: str,
+        messages: Sequence[Message],
+        tools: Sequence[ToolSpec],
+        *,
+        on_text: TextSink | None = None,
     ) -> ModelResponse:
         self.tokens.append(sum(estimate_tokens(_spec_json(t)) for t in tools))
         return self.steps.pop(0)

@@ -49,7 +49,7 @@ _NESTED_LEVELS = (1, 2)
 
 
 def _add_common(parser: argparse.ArgumentParser, *, level: int = 0) -> None:
-    """``--mcp-config`` and ``-v`` on a parser ``level`` subcommands deep.
+    """``--mcp-config``, ``--add-dir`` and ``-v`` on a parser ``level`` subcommands deep.
 
     argparse copies a subcommand's namespace over its parent's, so options given at two
     levels would keep only the deeper ones: each level stores its own (absent unless
@@ -64,6 +64,12 @@ def _add_common(parser: argparse.ArgumentParser, *, level: int = 0) -> None:
         default=argparse.SUPPRESS if level else None,
         help="use only this MCP config file (repeatable; mcp add and import write to it)",
     )
+    parser.add_argument(
+        "--add-dir", action="append", metavar="DIR", type=_add_dir,
+        dest=f"add_dir{suffix}", default=argparse.SUPPRESS if level else [],
+        help="also offer DIR to MCP servers as a root, beside the working directory "
+        "(repeatable)",
+    )  # fmt: skip
     parser.add_argument(
         "-v",
         "--verbose",
@@ -81,6 +87,7 @@ def _merge_levels(args: argparse.Namespace) -> None:
         paths = given.pop(f"mcp_config_{level}", None)
         if paths:
             args.mcp_config = [*(args.mcp_config or []), *paths]
+        args.add_dir = [*args.add_dir, *given.pop(f"add_dir_{level}", [])]
         args.verbose += given.pop(f"verbose_{level}", 0)
 
 
@@ -107,11 +114,6 @@ def build_parser() -> argparse.ArgumentParser:
     parser.add_argument(
         "--allow-tool", action="append", default=[], metavar="PATTERN",
         help="approve tools whose registered name matches this glob (repeatable)",
-    )  # fmt: skip
-    parser.add_argument(
-        "--add-dir", action="append", default=[], metavar="DIR", type=_add_dir,
-        help="also offer DIR to MCP servers as a root, beside the working directory "
-        "(repeatable; also for the mcp commands)",
     )  # fmt: skip
     parser.add_argument(
         "--max-turns", type=int, default=None, metavar="N",

@@ -18,6 +18,7 @@ from cat_code.agent.permissions import Answer, Permissions
 from cat_code.agent.providers import anthropic as anthropic_wire
 from cat_code.agent.providers import openai as openai_wire
 from cat_code.agent.providers.base import (
+    API_ERROR_NOTE,
     INTERRUPTED_NOTE,
     AssistantMessage,
     Message,
@@ -452,7 +453,7 @@ async def test_cancelling_mid_stream_keeps_the_text_that_arrived_as_an_interrupt
     # What arrived stays, marked; the tool call that never finished arriving is dropped.
     assert agent.messages == [
         UserMessage("plan it"),
-        AssistantMessage(text="The plan: first, ", interrupted=True),
+        AssistantMessage(text="The plan: first, ", interrupted="user"),
     ]
     assert ("started", "echo") not in events.log
     assert (await agent.run("go on")).text == "Continuing."
@@ -476,9 +477,17 @@ async def test_an_api_error_mid_stream_keeps_the_partial_answer_and_the_prompt()
     assert len(model.calls) == 1  # not retried: the text was already shown
     assert agent.messages == [
         UserMessage("ask"),
-        AssistantMessage(text="Half an answer", interrupted=True),
+        AssistantMessage(text="Half an answer", interrupted="error"),
     ]
     assert (await agent.run("again")).text == "Whole."
+    # The model is told its answer was cut by the error, not blamed on the user.
+    sent = model.calls[1].messages
+    assert anthropic_wire.to_wire(sent)[1] == {
+        "role": "assistant",
+        "content": [{"type": "text", "text": f"Half an answer\n\n{API_ERROR_NOTE}"}],
+    }
+    assert openai_wire.to_wire("", sent)[1]["content"] == f"Half an answer\n\n{API_ERROR_NOTE}"
+    assert API_ERROR_NOTE != INTERRUPTED_NOTE and "user" not in API_ERROR_NOTE
 
 
 async def test_progress_reported_by_a_tool_reaches_the_events() -> None:

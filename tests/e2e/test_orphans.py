@@ -110,3 +110,44 @@ def _text(path: Path) -> str:
         return path.read_text()
     except OSError:
         return ""
+
+
+def test_what_a_server_started_is_ended_even_after_the_server_exited_on_eof(
+    tmp_path: Path, cat_code_home: Path, pids: list[int]
+) -> None:
+    # The server exits when the killed cat-code's pipe closes, as most do; the process it
+    # started (a wrapper's real server, a worker) keeps running in its group.
+    log, pidfile, grandchild = tmp_path / "requests.log", tmp_path / "server.pid", tmp_path / "gc"
+    server = {
+        "command": sys.executable,
+        "args": [str(SERVER), "--tools", "echo,block", "--pid-file", str(pidfile),
+                 "--grandchild-pid-file", str(grandchild), "--log-requests", str(log)],
+    }  # fmt: skip
+    config = tmp_path / "mcp.json"
+    config.write_text(json.dumps({"mcpServers": {"wrapper": server}}))
+    empty = tmp_path / "none.json"
+    empty.write_text(json.dumps({"mcpServers": {}}))
+    command = [sys.executable, "-m", "cat_code"]
+    stuck = subprocess.Popen(
+        [*command, "--mcp-config", str(config), "mcp", "call", "mcp__wrapper__block", "{}"],
+        cwd=tmp_path, stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL,
+        stderr=subprocess.DEVNULL,
+    )  # fmt: skip
+    pids.append(stuck.pid)
+    wait_for(lambda: "tools/call block" in _text(log), "the blocking call to reach the server")
+    server_pid, survivor = int(pidfile.read_text()), int(grandchild.read_text())
+    pids.extend([server_pid, survivor])
+
+    stuck.send_signal(signal.SIGKILL)
+    assert stuck.wait(10) == -signal.SIGKILL
+    wait_for(lambda: not alive(server_pid), "the server to exit on EOF", timeout=10)
+    assert alive(survivor)
+
+    run = subprocess.run(
+        [*command, "--mcp-config", str(empty), "mcp", "list"],
+        cwd=tmp_path, capture_output=True, text=True, timeout=60, check=False,
+    )  # fmt: skip
+
+    assert run.returncode == 0, run.stderr
+    wait_for(lambda: not alive(survivor), "the survivor to be ended", timeout=10)
+    assert list((cat_code_home / "run").glob("*.json")) == []

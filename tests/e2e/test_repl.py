@@ -298,5 +298,7 @@ def test_without_a_model_slash_commands_work_and_a_prompt_says_how_to_configure_
     term.wait_for('⏺ mcp__echo__echo {"text":"direct"} → direct')
     term.type("/help")
     term.wait_for("/mcp call TOOL [JSON]")
+    term.type("/tools")
+    term.wait_for("tool search: auto (decided once a model is chosen)")
     term.type("/exit")
     assert term.wait_for_exit() == 0

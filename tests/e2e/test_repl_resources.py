@@ -62,7 +62,12 @@ def test_an_at_mention_attaches_the_resource_to_the_message(
         assert {"list_mcp_resources", "read_mcp_resource"} <= {t["name"] for t in request["tools"]}
         return anthropic_text("It is the notes server's readme.")
 
+    def second(request: dict[str, Any]) -> dict[str, Any]:
+        seen.append(last_user_text(request))
+        return anthropic_text("Noted the first note.")
+
     api.add(answer)
+    api.add(second)
     # A mention that cannot be read stops the prompt: nothing reaches the model.
     term.type("what is @notes:note://gone")
     term.wait_for("note://gone")
@@ -74,10 +79,17 @@ def test_an_at_mention_attaches_the_resource_to_the_message(
         '<resource server="notes" uri="note://readme">\n# Read me\nThe notes server.\n'
         "</resource>"
     ]
+    # In prose: the bracket is not part of the URI, and an unknown server is plain text.
+    term.type("mail @bob:mailto:bob@example.com (see @notes:note://n1).")
+    term.wait_for("Noted the first note.")
+    assert seen[1] == (
+        "mail @bob:mailto:bob@example.com (see @notes:note://n1).\n\n"
+        '<resource server="notes" uri="note://n1">\nnote number 1\n</resource>'
+    )
     term.type("/exit")
     assert term.wait_for_exit() == 0
     assert not alive(pid)
-    assert len(api.requests) == 1
+    assert len(api.requests) == 2
 
 
 def test_a_prompt_command_with_arguments_sends_the_prompt_to_the_model(

@@ -134,3 +134,63 @@ def test_add_dir_on_the_command_line_reaches_the_server_with_the_mcp_commands(
     assert "Current MCP Roots (2 total)" in done.stdout
     assert f"URI: {project.resolve().as_uri()}\n" in done.stdout
     assert f"URI: {docs.resolve().as_uri()}\n" in done.stdout
+
+
+@pytest.mark.skipif(
+    not (shutil.which("node") and FILESYSTEM_SERVER.exists()),
+    reason="server-filesystem is not installed",
+)
+def test_mcp_call_works_in_the_roots_of_server_filesystem_started_without_a_directory(
+    tmp_path: Path,
+) -> None:
+    """Review 12 finding 3: the server takes our roots in the background after it asked
+    for them; the first tool call must not race that (it was "Access denied" about one run
+    in two). Each run is a new process and a new server: every one must pass."""
+    project = tmp_path / "project"
+    project.mkdir()
+    (project / "a.txt").write_text("in the project")
+    config = tmp_path / "mcp.json"
+    entry = {"command": shutil.which("node"), "args": [str(FILESYSTEM_SERVER)]}
+    config.write_text(json.dumps({"mcpServers": {"fs": entry}}))
+    env = environment(tmp_path)
+    for run in range(4):
+        done = subprocess.run(
+            [CAT_CODE, "mcp", "--mcp-config", str(config), "call", "mcp__fs__read_text_file",
+             json.dumps({"path": "a.txt"})],
+            cwd=project, env=env, stdin=subprocess.DEVNULL, capture_output=True, text=True,
+            timeout=60,
+        )  # fmt: skip
+        assert (done.returncode, done.stdout.strip()) == (0, "in the project"), (run, done)
+
+
+@pytest.mark.skipif(not EVERYTHING_SERVER.exists(), reason="server-everything is not installed")
+def test_add_dir_is_taken_after_the_mcp_subcommands_too_and_the_levels_add_up(
+    tmp_path: Path,
+) -> None:
+    """Review 12 finding 4: ``mcp call --add-dir D`` was an unrecognized argument."""
+    project = tmp_path / "project"
+    folders = [tmp_path / name for name in ("top", "mcp-level", "call-level")]
+    for folder in [project, *folders]:
+        folder.mkdir()
+    config = tmp_path / "mcp.json"
+    entry = {"command": shutil.which("node"), "args": [str(EVERYTHING_SERVER), "stdio"]}
+    config.write_text(json.dumps({"mcpServers": {"ev": entry}}))
+    done = subprocess.run(
+        [CAT_CODE, "--add-dir", "../top", "mcp", "--add-dir", "../mcp-level",
+         "--mcp-config", str(config), "call", "mcp__ev__get-roots-list",
+         "--add-dir", "../call-level"],
+        cwd=project, env=environment(tmp_path), stdin=subprocess.DEVNULL, capture_output=True,
+        text=True, timeout=60,
+    )  # fmt: skip
+    assert done.returncode == 0, done.stderr
+    assert "Current MCP Roots (4 total)" in done.stdout
+    listed = [line.split("URI: ", 1)[1] for line in done.stdout.splitlines() if "URI: " in line]
+    assert listed == [p.resolve().as_uri() for p in [project, *folders]]
+
+    bad = subprocess.run(
+        [CAT_CODE, "mcp", "list", "--add-dir", "../missing"],
+        cwd=project, env=environment(tmp_path), stdin=subprocess.DEVNULL, capture_output=True,
+        text=True, timeout=60,
+    )  # fmt: skip
+    assert bad.returncode == 2
+    assert "argument --add-dir: ../missing: no such directory" in bad.stderr

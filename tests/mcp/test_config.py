@@ -533,3 +533,10 @@ def test_a_bad_filter_or_limit_fails_the_entry_naming_the_field(
     config = load_one(tmp_path, {"command": "srv", field: value})
     assert not config.servers
     assert named in config.broken[0].error
+
+
+def test_status_targets_mask_secret_arguments_and_url_credentials(tmp_path: Path) -> None:
+    entry = only(load_one(tmp_path, {"command": "srv", "args": ["--api-key", "sk-1", "-v"]}))
+    assert entry.target == "srv --api-key **** -v"
+    remote = only(load_one(tmp_path, {"url": "https://u:pw@h.example/mcp?token=abc"}))
+    assert remote.target == "https://****@h.example/mcp?token=****"

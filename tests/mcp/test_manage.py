@@ -11,12 +11,9 @@ from cat_code.cli import build_parser
 from cat_code.mcp.manage import (
     AddRequest,
     UsageError,
-    mask_args,
-    mask_entry,
-    mask_url,
-    mask_value,
     parse_add,
 )
+from cat_code.mcp.masking import mask_args, mask_entry, mask_url, mask_value
 
 
 def add(*argv: str) -> AddRequest:

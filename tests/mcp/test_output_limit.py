@@ -145,21 +145,39 @@ async def test_the_read_file_call_suggested_reads_the_first_lines_not_shown(
     assert f"lines {offset:,}–" in short.content
 
 
+def long_line(alphabet: str, size: int = 300_000) -> str:
+    return "".join(alphabet[i % len(alphabet)] for i in range(size))
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        long_line("abcdefghijklmnopqrstuvwxyz"),
+        # GNU cut -c counts bytes: a character-correct command is needed.
+        long_line("aé🐈ß"),
+        # Line breaks other than \n count as Python counts them, as the hint's numbers do.
+        "intro é\r\nsecond\u2028third\n" + long_line("aé🐈ß"),
+    ],
+    ids=["ascii", "non-ascii", "other-line-breaks"],
+)
 async def test_one_long_line_points_to_a_shell_command_that_shows_the_next_part(
-    cat_code_home: Path,
+    cat_code_home: Path, text: str
 ) -> None:
-    text = "".join(chr(ord("a") + i % 26) for i in range(300_000))
     short = await enforce(ToolResult(text, raw={}), limit=DEFAULT_CHARS, server="s", tool="t")
 
-    assert "1 line" in short.content and "read_file with path" not in short.content
+    assert "read_file with path" not in short.content
     match = re.search(r"use the shell tool: (.+?) shows the next", short.content)
     assert match, short.content[-600:]
     shown = subprocess.run(
-        ["bash", "-c", match.group(1)], capture_output=True, text=True, timeout=30, check=True
-    ).stdout.rstrip("\n")
-    head = short.content.split("\n")[1]
-    assert text.startswith(head)
-    assert shown == text[len(head) : len(head) + 20_000]
+        ["bash", "-c", match.group(1)],
+        capture_output=True,
+        timeout=30,
+        check=True,
+        env={**os.environ, "LC_ALL": "C.UTF-8"},
+    ).stdout.decode()
+    head = short.content.split("\n[… ")[0].split("\n", 1)[1]
+    assert text.startswith(head) and not head.endswith("\n")
+    assert shown == text[len(head) : len(head) + 20_000] + "\n"
 
 
 async def test_a_failed_save_still_shortens_and_says_it_could_not_be_saved(

@@ -20,7 +20,7 @@ from procs import server_command, wait_until
 from scripted.processes import alive
 
 from cat_code.mcp.config import HttpServerConfig, McpConfig, ServerConfig, StdioServerConfig
-from cat_code.mcp.pool import McpPool, ServerState
+from cat_code.mcp.pool import McpPool, ServerState, ServerStatus
 from cat_code.mcp.restarts import RestartPolicy
 from cat_code.mcp.stdio import StdioTransport
 from cat_code.mcp.transport import Transport
@@ -162,12 +162,11 @@ async def test_the_fourth_loss_within_the_window_stays_failed_until_a_restart_by
         assert len(fakes.made["a"]) == 4  # no fifth start
         assert result.is_error and again.is_error
         expected = (
-            "server process exited with code 4 — not restarted again after 3 restart(s) "
-            "in 60 s; run /mcp restart a"
+            "server process exited with code 4 — not restarted again after 3 restart(s) in 60 s"
         )
-        assert expected in result.content
+        assert expected in result.content and "/mcp" not in result.content  # the model reads it
         (status,) = pool.status()
-        assert status.state == "FAILED" and status.error == expected
+        assert status.state == "FAILED" and status.error == expected and status.gave_up
         assert status.stderr_tail == ["crash 4"]
         assert status.restarts == 3
 
@@ -464,20 +463,23 @@ async def test_a_stdio_server_crashing_a_fourth_time_within_a_minute_stays_faile
         refused = await call(pool, "mcp__c__echo", {"text": "hello?"})
 
         assert refused.is_error and "not restarted again" in refused.content
+        assert "/mcp" not in refused.content and status_of(pool).gave_up
         (status,) = pool.status()
         assert status.state == "FAILED" and status.restarts == 3
         assert status.stderr_tail == ["misbehaving server ready", "crash 3"]
         assert pid_of(pool, "c") == pid  # nothing was started
         from cat_code.mcp.commands import format_status
 
-        line = format_status([status]).splitlines()[1]
+        line = format_status([status], in_repl=True).splitlines()[1]
         assert line.startswith("  c  FAILED  (stdio: ")
-        assert line.endswith("run /mcp restart c  restarted 3×")
+        assert line.endswith("in 60 s  restarted 3× — /mcp restart c starts it")
+        shell = format_status([status]).splitlines()[1]
+        assert shell.endswith("in 60 s  restarted 3× — the next run starts it")
 
         await pool.restart("c")
         echo = await call(pool, "mcp__c__echo", {"text": "back"})
         assert not echo.is_error and echo.content == "back"
-        assert pool.status()[0].state == "CONNECTED"
+        assert pool.status()[0].state == "CONNECTED" and not status_of(pool).gave_up
 
 
 async def test_an_http_server_that_went_away_is_reconnected_once_it_is_back_on_its_port() -> None:
@@ -519,3 +521,8 @@ def test_the_status_line_ends_with_the_restart_count_once_there_is_one() -> None
         "  echo   CONNECTED  6 tool(s)  (stdio: python3 server.py)  restarted 1×",
         "  other  CONNECTED  6 tool(s)  (stdio: python3 server.py)",
     ]
+
+
+def status_of(pool: McpPool) -> ServerStatus:
+    (status,) = pool.status()
+    return status

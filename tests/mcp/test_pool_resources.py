@@ -5,6 +5,8 @@ and the npm ``@modelcontextprotocol/server-everything``; plus the model's resour
 from __future__ import annotations
 
 import asyncio
+import os
+import signal
 import sys
 from collections.abc import AsyncIterator
 from pathlib import Path
@@ -13,15 +15,16 @@ from typing import Any
 import pytest
 import pytest_asyncio
 from conftest import EVERYTHING_SERVER, node_available
-from procs import SERVERS
+from procs import SERVERS, wait_until
 
 from cat_code.mcp.catalog import UnknownServer
 from cat_code.mcp.config import McpConfig, StdioServerConfig
 from cat_code.mcp.errors import McpError, TransportClosed
-from cat_code.mcp.pool import McpPool
+from cat_code.mcp.pool import McpPool, McpServer
 from cat_code.mcp.prompts import command_names
 from cat_code.mcp.resource_tools import resource_tools
 from cat_code.mcp.resources import blob_bytes, contents_text
+from cat_code.mcp.stdio import StdioTransport
 
 SOURCE = Path("test-mcp.json")
 RESOURCE_SERVER = SERVERS / "resource_server.py"
@@ -228,3 +231,34 @@ async def test_a_prompt_added_by_the_server_is_listed_after_its_notification() -
                 await changed.wait()
             assert "fresh" in [p["name"] for _, p in (await pool.prompts()).items]
             assert "/mcp__live__fresh" in command_names(pool.known_prompts())
+
+
+async def test_a_crashed_server_is_started_again_by_a_resource_read_or_listing() -> None:
+    servers = [
+        entry("notes", sys.executable, str(RESOURCE_SERVER)),
+        entry("echo", sys.executable, str(ECHO)),
+    ]
+    async with McpPool(McpConfig(servers=servers)) as pool:
+        await pool.connect_all()
+        server, echo = pool.servers
+
+        async def crash(server: McpServer) -> None:
+            client = server.client
+            assert client is not None and isinstance(client.transport, StdioTransport)
+            pid = client.transport.pid
+            assert pid is not None
+            os.kill(pid, signal.SIGKILL)
+            await wait_until(lambda: server.state == "FAILED", timeout=10)
+
+        await crash(server)
+        read = await pool.read_resource("notes", "note://readme")
+        assert contents_text(read) == "# Read me\nThe notes server."
+        assert (server.state, server.restarts) == ("CONNECTED", 1)
+
+        await crash(server)
+        await crash(echo)
+        listed = await pool.resources()
+        assert ("notes", "note://readme") in [(s, r["uri"]) for s, r in listed.items]
+        assert listed.failures == {} and server.restarts == 2
+        # A server without resources is left for its next tool call to start.
+        assert (echo.state, echo.restarts) == ("FAILED", 0)

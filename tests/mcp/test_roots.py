@@ -17,13 +17,14 @@ from typing import Any
 
 import pytest
 from conftest import EVERYTHING_SERVER, NODE_MODULES, node_available
-from fakes import FakeTransport
+from fakes import FakeTransport, tool
 
-from cat_code.mcp.client import McpClient
+from cat_code.mcp.client import ROOTS_GRACE_S, McpClient
 from cat_code.mcp.config import load_config
 from cat_code.mcp.pool import McpPool
 from cat_code.mcp.roots import RootError, Roots, check_dir
 from cat_code.mcp.stdio import StdioTransport
+from cat_code.mcp.transport import NO_CONTEXT, RequestContext
 
 HANDSHAKE = "2025-11-25"
 MODERN = "2026-07-28"
@@ -138,7 +139,8 @@ async def test_a_modern_client_sends_no_notification_and_answers_input_requests_
     try:
         assert client.era == "modern"
         meta = fake.requests[0]["params"]["_meta"]
-        assert meta["io.modelcontextprotocol/clientCapabilities"]["roots"] == {"listChanged": True}
+        # Declared, but without listChanged: this era has no notification to promise.
+        assert meta["io.modelcontextprotocol/clientCapabilities"]["roots"] == {}
         first = await client.call_tool("t")
         (tmp_path / "more").mkdir()
         roots.add(tmp_path / "more")
@@ -146,6 +148,45 @@ async def test_a_modern_client_sends_no_notification_and_answers_input_requests_
         assert len(json.loads(first["content"][0]["text"])) == 1
         assert len(json.loads(second["content"][0]["text"])) == 2
         assert not any("roots" in str(m.get("method")) for m in fake.sent)
+    finally:
+        await client.close()
+
+
+class AppliesRootsLater(FakeTransport):
+    """A server like server-filesystem: it asks for the roots after ``initialized`` and
+    takes our answer in the background, a moment after it arrives (`APPLY_S`, well within
+    the client's grace); a tool call before then is refused."""
+
+    APPLY_S = ROOTS_GRACE_S / 3
+
+    def __init__(self) -> None:
+        super().__init__({"tools/call": self._call}, tools=[tool("read")])
+        self.applied = False
+
+    async def send(self, message: dict[str, Any], context: RequestContext = NO_CONTEXT) -> None:
+        await super().send(message, context)
+        if message.get("id") == "roots-1" and "result" in message:
+            asyncio.get_running_loop().call_later(self.APPLY_S, setattr, self, "applied", True)
+
+    def _call(self, params: dict[str, Any]) -> dict[str, Any]:
+        text = "read" if self.applied else "Access denied - path outside allowed directories"
+        return {"content": [{"type": "text", "text": text}]}
+
+
+async def test_a_tool_call_right_after_the_roots_were_answered_gives_the_server_a_grace(
+    tmp_path: Path,
+) -> None:
+    """Review 12 finding 3: the server applies our roots/list answer asynchronously; a
+    tools/call sent at once raced it and was refused."""
+    fake = AppliesRootsLater()
+    client = McpClient(fake, name="fake", protocol_version=HANDSHAKE, roots=Roots(cwd=tmp_path))
+    await client.connect(timeout=5)
+    try:
+        await client.list_tools()
+        fake.push({"id": "roots-1", "method": "roots/list"})
+        result = await client.call_tool("read")
+        assert result["content"][0]["text"] == "read"
+        assert fake.applied
     finally:
         await client.close()
 

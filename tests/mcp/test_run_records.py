@@ -13,7 +13,8 @@ import os
 import shlex
 import subprocess
 import sys
-from collections.abc import Iterator
+import time
+from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any
 
@@ -42,8 +43,9 @@ def processes() -> Iterator[list[subprocess.Popen[str]]]:
     for process in started:
         kill_quietly(process.pid)
         process.wait(10)
-        if process.stdout is not None:
-            process.stdout.close()
+        for pipe in (process.stdin, process.stdout):
+            if pipe is not None:
+                pipe.close()
 
 
 def start_group(processes: list[subprocess.Popen[str]], code: str) -> subprocess.Popen[str]:
@@ -58,6 +60,41 @@ def start_group(processes: list[subprocess.Popen[str]], code: str) -> subprocess
     processes.append(process)
     assert process.stdout is not None and process.stdout.readline() == "ready\n"
     return process
+
+
+#: A wrapper that starts the server as a member of its group, then exits on a line of stdin
+#: (as ``npx`` or a shell without ``exec`` does on EOF), leaving the server running.
+WRAPPER = (
+    "import subprocess, sys; "
+    "child = subprocess.Popen([sys.executable, '-c', 'import time; time.sleep(120)']); "
+    "print(child.pid, flush=True); print('ready', flush=True); sys.stdin.readline()"
+)
+
+
+def start_wrapper(processes: list[subprocess.Popen[str]]) -> tuple[subprocess.Popen[str], int]:
+    """A group led by `WRAPPER`, once ready, and the pid of the member it started."""
+    process = subprocess.Popen(
+        [sys.executable, "-c", WRAPPER],
+        stdout=subprocess.PIPE,
+        stdin=subprocess.PIPE,
+        text=True,
+        start_new_session=True,
+    )
+    processes.append(process)
+    assert process.stdout is not None and process.stdin is not None
+    child = int(process.stdout.readline())
+    assert process.stdout.readline() == "ready\n"
+    return process, child
+
+
+def leave_orphaned(wrapper: subprocess.Popen[str]) -> None:
+    """The wrapper exits (its member lives on) and its record names an owner that is gone."""
+    assert wrapper.stdin is not None
+    wrapper.stdin.write("eof\n")
+    wrapper.stdin.close()
+    assert wrapper.wait(10) == 0
+    (path,) = run_dir().glob(f"stdio-*-{wrapper.pid}.json")
+    path.write_text(json.dumps(dict(json.loads(path.read_text()), ownerPid=dead_pid())))
 
 
 def dead_pid() -> int:
@@ -212,3 +249,62 @@ async def test_creating_a_pool_ends_the_orphans_on_a_thread(
         await pool.connect_all()
         await wait_until(lambda: not alive(orphan.pid) and records() == [], timeout=10)
     assert run_records.reap_orphans() is None  # nothing left: not even a thread starts
+
+
+def test_what_a_wrapper_started_is_ended_after_the_wrapper_itself_exited(
+    processes: list[subprocess.Popen[str]],
+) -> None:
+    wrapper, server = start_wrapper(processes)
+    try:
+        run_records.record_group(wrapper.pid, members=True)  # as when it first speaks
+        (record,) = records()
+        assert [server, start_time(server)] in record["members"]
+        leave_orphaned(wrapper)
+        assert alive(server)
+
+        report = reap()
+
+        assert report.ended == [wrapper.pid]
+        wait_for(lambda: not alive(server), "the wrapper's server to be ended")
+        assert records() == []
+    finally:
+        kill_quietly(server)
+
+
+def test_survivors_of_a_gone_leader_are_left_alone_without_proof_they_are_the_group(
+    processes: list[subprocess.Popen[str]],
+) -> None:
+    # A member the record does not name: the number may have been reused since (a daemon
+    # whose session leader exited looks just like this).
+    unnamed, unnamed_server = start_wrapper(processes)
+    # A member that started before the recorded leader did: not its descendant.
+    older, older_server = start_wrapper(processes)
+    try:
+        run_records.record_group(unnamed.pid, members=True)
+        run_records.record_group(older.pid, members=True)
+        for path in run_dir().glob("*.json"):
+            record = json.loads(path.read_text())
+            if record["pgid"] == unnamed.pid:
+                record["members"] = [[unnamed.pid, record["start"]]]
+            else:
+                record["start"] = (start_time(older_server) or 0) + 1
+            path.write_text(json.dumps(record))
+        leave_orphaned(unnamed)
+        leave_orphaned(older)
+
+        report = reap()
+
+        assert report.ended == []
+        assert sorted(report.stale) == sorted([unnamed.pid, older.pid])
+        assert alive(unnamed_server) and alive(older_server)
+        assert records() == []
+    finally:
+        kill_quietly(unnamed_server, older_server)
+
+
+def wait_for(condition: Callable[[], bool], what: str, timeout: float = 10) -> None:
+    deadline = time.monotonic() + timeout
+    while not condition():
+        if time.monotonic() > deadline:
+            raise AssertionError(f"timed out waiting for {what}")
+        time.sleep(0.02)

@@ -10,7 +10,7 @@ from typing import Any
 
 import pytest
 
-from cat_code.agent.tool_search import Mode, ToolSearch
+from cat_code.agent.tool_search import Mode, ToolSearch, status_without_model
 from cat_code.mcp.commands import format_status, format_tools
 from cat_code.mcp.config import load_config
 from cat_code.mcp.pool import McpPool, ServerStatus
@@ -64,7 +64,7 @@ def test_only_lines_starting_with_a_slash_are_commands() -> None:
 
 
 def test_mcp_prints_exactly_the_status_block_of_mcp_list(ctx: CommandContext) -> None:
-    assert shown(handle_command("/mcp", ctx)) == format_status(ctx.statuses())
+    assert shown(handle_command("/mcp", ctx)) == format_status(ctx.statuses(), in_repl=True)
     text = shown(handle_command("/mcp", ctx))
     assert "echo" in text and "CONNECTED" in text and "broken" in text and "FAILED" in text
 
@@ -204,6 +204,26 @@ def test_mcp_login_and_logout_name_a_remote_server_and_complete_its_name(tmp_pat
     assert "/mcp login SERVER" in help_text()
 
 
+def test_add_dir_takes_one_path_quoted_like_a_shell_word(tmp_path: Path) -> None:
+    from cat_code.repl.commands import AddDir
+
+    spaced = tmp_path / "my docs"
+    spaced.mkdir()
+    ctx = CommandContext(registry=ToolRegistry([]))
+    assert handle_command(f'/add-dir "{tmp_path}"', ctx) == AddDir(tmp_path.resolve())
+    assert handle_command(f"/add-dir '{spaced}'", ctx) == AddDir(spaced.resolve())
+    assert handle_command(f"/add-dir {tmp_path}/my\\ docs", ctx) == AddDir(spaced.resolve())
+    assert handle_command('/add-dir ""', ctx) == Show("/add-dir: no directory given", "error")
+    two = handle_command(f"/add-dir {tmp_path} {tmp_path}", ctx)
+    assert two == Show(
+        '/add-dir takes one directory (2 given); quote a path with spaces: /add-dir "my dir"',
+        "error",
+    )
+    unbalanced = handle_command(f'/add-dir "{tmp_path}', ctx)
+    assert isinstance(unbalanced, Show) and unbalanced.kind == "error"
+    assert unbalanced.text == f'/add-dir: no closing quotation in "{tmp_path}'
+
+
 def test_add_dir_and_permissions_are_checked_before_the_app_acts(tmp_path: Path) -> None:
     from cat_code.agent.permissions import RuleBook
     from cat_code.repl.commands import AddDir, RemoveRule
@@ -223,3 +243,13 @@ def test_add_dir_and_permissions_are_checked_before_the_app_acts(tmp_path: Path)
     assert handle_command("/permissions remove 1", ctx) == RemoveRule("1")
     assert complete("/permissions remove mcp", ctx) == ["mcp__echo__*"]
     assert complete("/perm", ctx) == ["/permissions"]
+
+
+def test_without_a_model_tools_says_the_search_mode_and_that_auto_waits_for_one() -> None:
+    assert status_without_model({}) == "tool search: auto (decided once a model is chosen)"
+    assert status_without_model({"CAT_CODE_TOOL_SEARCH": "on"}) == (
+        "tool search: on (CAT_CODE_TOOL_SEARCH=on)"
+    )
+    assert status_without_model({"CAT_CODE_TOOL_SEARCH": "OFF"}) == (
+        "tool search: off (CAT_CODE_TOOL_SEARCH=off)"
+    )

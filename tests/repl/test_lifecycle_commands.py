@@ -3,6 +3,7 @@ mistakes each names, as the pure command function sees them (the REPL e2e test p
 
 from __future__ import annotations
 
+import dataclasses
 import json
 import sys
 from collections.abc import AsyncIterator
@@ -12,7 +13,7 @@ from typing import Any
 import pytest
 
 from cat_code.mcp.config import load_config
-from cat_code.mcp.pool import McpPool
+from cat_code.mcp.pool import McpPool, ServerState
 from cat_code.repl.commands import (
     CommandContext,
     ManageServer,
@@ -102,3 +103,16 @@ def test_help_lists_the_four_commands() -> None:
     ):
         assert line in text
     assert "this session only" in text
+
+
+def test_mcp_names_the_command_that_starts_a_server_that_gave_up(ctx: CommandContext) -> None:
+    reason = "server process exited with code 3 — not restarted again after 3 restart(s) in 60 s"
+    [echo] = [s for s in ctx.statuses() if s.name == "echo"]
+    gave_up = dataclasses.replace(
+        echo, state=ServerState.FAILED, error=reason, restarts=3, gave_up=True
+    )
+    view = dataclasses.replace(ctx, statuses=lambda: [gave_up])
+
+    [_, line] = shown(handle_command("/mcp", view), "info").splitlines()
+
+    assert line.endswith(f"— {reason}  restarted 3× — /mcp restart echo starts it")

@@ -11,8 +11,10 @@ import pytest
 import pytest_asyncio
 
 from cat_code.agent.providers.base import AssistantMessage, UserMessage
+from cat_code.mcp import resource_excerpt
 from cat_code.mcp.config import McpConfig, StdioServerConfig
 from cat_code.mcp.pool import McpPool
+from cat_code.mcp.resource_tools import ReadMcpResourceTool
 from cat_code.repl.commands import CommandContext, Show, complete, handle_command
 from cat_code.repl.mentions import (
     Mention,
@@ -129,6 +131,25 @@ async def test_mentions_are_a_configured_server_and_a_uri_with_a_scheme() -> Non
     assert find_mentions(text, {"notes"}) == [Mention("notes", "note://readme")]
     assert mention_word("read @notes:no") == "@notes:no"
     assert mention_word("read @notes:no ") is None
+    assert mention_word("read (@notes:no") == "@notes:no"
+
+
+async def test_a_mention_in_prose_leaves_the_prose_out_of_its_uri() -> None:
+    text = (
+        "(see @ev:demo://x/a.md) and [@ev:demo://x/b.md], '@ev:demo://x/c.md', "
+        '"@ev:demo://x/d.md"; `@ev:demo://x/e.md`! {@ev:demo://x/(f)} @ev:demo://x/g.md?) '
+        "@ev:demo:) @ev:demo://x/it's"
+    )
+    assert [m.uri for m in find_mentions(text)] == [
+        "demo://x/a.md",
+        "demo://x/b.md",
+        "demo://x/c.md",
+        "demo://x/d.md",
+        "demo://x/e.md",
+        "demo://x/(f)",
+        "demo://x/g.md",
+        "demo://x/it's",
+    ]
 
 
 async def test_a_mention_attaches_the_resource_and_a_bad_one_stops_the_prompt(
@@ -142,8 +163,45 @@ async def test_a_mention_attaches_the_resource_and_a_bad_one_stops_the_prompt(
     assert await attach_resources("no mention here", pool) == "no mention here"
     with pytest.raises(MentionError, match=r"note://gone.*'notes'"):
         await attach_resources("@notes:note://gone", pool)
-    with pytest.raises(MentionError, match="no MCP server named 'ghost' \\(configured: notes\\)"):
-        await attach_resources("@ghost:a://b", pool)
+
+
+async def test_a_mention_of_a_server_that_is_not_configured_is_plain_text(pool: McpPool) -> None:
+    text = "mail @bob:mailto:bob@example.com or @ghost:a://b about (@notes:note://n1)"
+    assert await attach_resources(text, pool) == (
+        f'{text}\n\n<resource server="notes" uri="note://n1">\nnote number 1\n</resource>'
+    )
+    assert await attach_resources("mail @bob:mailto:bob@example.com", None) == (
+        "mail @bob:mailto:bob@example.com"
+    )
+
+
+async def test_a_long_mentioned_resource_is_cut_like_the_tool_cuts_it_and_says_how_to_read_on(
+    pool: McpPool, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setattr(resource_excerpt, "MAX_RESOURCE_CHARS", 10)
+    sent = await attach_resources("@notes:colour://ultraviolet", pool)
+    cut = (
+        "the colour\n… [12 more characters cut, of 22; read on with read_mcp_resource "
+        '{"server": "notes", "uri": "colour://ultraviolet", "offset": 10}]'
+    )
+    body = sent.split("\n\n", 1)[1]
+    assert body == f'<resource server="notes" uri="colour://ultraviolet">\n{cut}\n</resource>'
+    # The tool reads on from there, and says where the part starts.
+    read_tool = ReadMcpResourceTool(pool)
+    whole = {"server": "notes", "uri": "colour://ultraviolet"}
+    assert (await read_tool.execute(whole)).content == cut
+    middle = await read_tool.execute({**whole, "offset": 10})
+    assert (middle.content, middle.is_error) == (
+        "… [characters 10–20 of 22]\n ultraviol\n… [2 more characters cut, of 22; read on with "
+        'read_mcp_resource {"server": "notes", "uri": "colour://ultraviolet", "offset": 20}]',
+        False,
+    )
+    end = await read_tool.execute({**whole, "offset": 20})
+    assert (end.content, end.is_error) == ("… [characters 20–22 of 22]\net", False)
+    past = await read_tool.execute({**whole, "offset": 22})
+    assert past.is_error and "offset 22 is past the end of colour://ultraviolet" in past.content
+    bad = await read_tool.execute({**whole, "offset": -1})
+    assert bad.is_error and "'offset'" in bad.content
 
 
 async def test_mentions_complete_servers_then_uris_then_template_values(pool: McpPool) -> None:

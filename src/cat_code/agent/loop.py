@@ -14,7 +14,8 @@ results go back in call order. Invariants:
   ``notifications/cancelled``) before the cancellation propagates.
 - The model's text streams to `AgentEvents.assistant_delta` as it arrives. When the
   stream is cut (cancelled, or an API error mid-answer), what arrived stays in the
-  conversation as an ``interrupted`` assistant message, as the user saw it; tool calls
+  conversation as an ``interrupted`` assistant message, as the user saw it, marked with
+  what cut it (the user or the error: the model is told which); tool calls
   the model had not finished asking for are dropped. Tool calls run once the model's
   message is complete: they are only whole then (and a call's arguments only valid).
 
@@ -32,6 +33,7 @@ from typing import Literal
 from cat_code.agent.permissions import Permissions
 from cat_code.agent.providers.base import (
     AssistantMessage,
+    CutBy,
     Message,
     ModelError,
     ModelResponse,
@@ -155,7 +157,7 @@ class Agent:
                 try:
                     response = await self._complete()
                 except ModelError as error:
-                    self._keep_partial()
+                    self._keep_partial("error")
                     self._forget_unanswered(start)
                     outcome.status, outcome.error = "error", error
                     return outcome
@@ -175,7 +177,7 @@ class Agent:
                 results = await self._run_tools(message.tool_calls)
                 self.messages.append(UserMessage(tool_results=results))
         except asyncio.CancelledError:
-            self._keep_partial()
+            self._keep_partial("user")
             self._repair_after_cancel(start)
             raise
 
@@ -255,12 +257,12 @@ class Agent:
         self._partial.append(text)
         self.events.assistant_delta(text)
 
-    def _keep_partial(self) -> None:
-        """The text of a cut stream stays as the model's (interrupted) answer."""
+    def _keep_partial(self, cut_by: CutBy) -> None:
+        """The text of a cut stream stays as the model's answer, marked with what cut it."""
         text = "".join(self._partial)
         self._partial.clear()
         if text.strip():
-            self.messages.append(AssistantMessage(text=text, interrupted=True))
+            self.messages.append(AssistantMessage(text=text, interrupted=cut_by))
 
     # -- tools -----------------------------------------------------------------------
 

@@ -161,6 +161,14 @@ class Decision:
         return f"tool search: {'on' if self.on else 'off'} ({self.reason})"
 
 
+def status_without_model(environ: Mapping[str, str] | None = None) -> str:
+    """The ``/tools`` search line before a model is chosen: auto needs the model's window."""
+    mode = mode_from_env(environ)
+    if mode is Mode.AUTO:
+        return f"tool search: {mode} (decided once a model is chosen)"
+    return f"tool search: {mode} ({ENV_VAR}={mode})"
+
+
 # -- search ----------------------------------------------------------------------------------
 
 _WORD = re.compile(r"[a-z0-9]+")

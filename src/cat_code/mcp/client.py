@@ -9,8 +9,11 @@ and leave the connection usable (progress from the server restarts a timeout, up
 answers to server-originated messages (``ping`` → ``{}``, ``roots/list`` when it was
 given `Roots`, ``elicitation/create`` only when a handler was given, anything else -32601;
 a 2026-07-28 server's input requests get the same answers, roots or the working
-directory). With a `Roots` it declares ``roots`` (``listChanged``) and, in the handshake
-era, sends ``notifications/roots/list_changed`` when they change. When the session
+directory). With a `Roots` it declares ``roots`` (``listChanged``; the 2026-07-28 session
+drops that flag) and, in the handshake era, sends ``notifications/roots/list_changed`` when
+they change. A server takes a ``roots/list`` answer in its own time, so a tool call within
+`ROOTS_GRACE_S` of one waits out the rest of that grace first (once, bounded: at worst one
+wait per call, and none when no roots were asked for lately). When the session
 expires, one renewal serves every call that found it gone, and every call issued while
 it runs waits for it, each bounded by its own timeout. The client keeps no server
 state: it raises, and it tells its owner (``on_lost``) the moment its connection ends
@@ -79,6 +82,10 @@ INTERNAL_ERROR = -32603
 #: How many times one request may come back asking for input (2026-07-28 multi-round
 #: requests) before it fails: a server asking for ever must not hold a call for ever.
 MAX_INPUT_ROUNDS = 8
+#: How long a tool call waits after we answered a server's ``roots/list``: servers such as
+#: server-filesystem take the answer in the background, and a call that overtakes it is
+#: refused ("Access denied"). A bound, not a signal: no server says when it is done.
+ROOTS_GRACE_S = 0.15
 #: ``-v`` logs every message, cut to this many characters.
 TRACE_CHARS = 2000
 
@@ -150,6 +157,9 @@ class McpClient:
         self.on_prompts_changed: Callable[[], None] | None = None
         self.on_resource_updated: Callable[[str], None] | None = None
         self._listings: dict[str, _Listing] = {method: _Listing() for method in _LISTED}
+        #: Event-loop time until which a tool call waits: the server may still be taking
+        #: the roots we just answered (0: no answer lately, the hot path checks only that).
+        self._roots_settle_until = 0.0
 
     # -- what the session tells ------------------------------------------------------
 
@@ -586,6 +596,8 @@ class McpClient:
     ) -> CallToolResult:
         """Call a tool by its original name and return the wire ``CallToolResult``."""
         params = {"name": name, "arguments": arguments or {}}
+        if self._roots_settle_until:
+            await self._roots_settled()
         # `request` inlined: one coroutine less per call on the hottest path (~0.8 µs).
         if self._modern is not None:
             result = await self._stateless_request("tools/call", params, timeout, progress)
@@ -773,6 +785,8 @@ class McpClient:
             self._reply(request_id, result={})
         elif method == "roots/list" and self.roots is not None:
             self._reply(request_id, result=self.roots.result())
+            grace_end = asyncio.get_running_loop().time() + ROOTS_GRACE_S
+            self._roots_settle_until = max(self._roots_settle_until, grace_end)
         elif method == "elicitation/create" and self.elicitation_handler is not None:
             self._spawn(self._elicit(request_id, params if isinstance(params, dict) else {}))
         else:
@@ -784,6 +798,17 @@ class McpClient:
     def _roots_result(self) -> JsonObject:
         # Without a Roots of its own (a bare client), the working directory, as always.
         return (self.roots or Roots()).result()
+
+    async def _roots_settled(self) -> None:
+        """Wait out what is left of the grace after our last ``roots/list`` answer: one
+        wait, however many answers follow, so a server asking again and again cannot hold
+        a call."""
+        left = self._roots_settle_until - asyncio.get_running_loop().time()
+        if left > 0:
+            logger.debug("%s: giving the server %.0f ms to take the roots", self.name, left * 1e3)
+            await asyncio.sleep(left)
+        if self._roots_settle_until <= asyncio.get_running_loop().time():
+            self._roots_settle_until = 0.0
 
     def _roots_changed(self) -> None:
         """The roots grew: a handshake-era server is told; a 2026-07-28 one has no such

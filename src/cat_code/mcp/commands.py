@@ -26,7 +26,6 @@ from typing import TYPE_CHECKING, Any
 from cat_code.mcp.adapter import may_belong_to
 from cat_code.mcp.config import HttpServerConfig, McpConfig, load_config
 from cat_code.mcp.errors import describe_error
-from cat_code.mcp.manage import MANAGE_COMMANDS, run_manage_command
 from cat_code.mcp.pool import McpPool, ServerStatus
 from cat_code.shutdown import run_until_signal
 
@@ -55,10 +54,14 @@ def load_config_from_args(args: argparse.Namespace) -> McpConfig:
     return config
 
 
-def format_status(statuses: Sequence[ServerStatus], files: Sequence[Path] = ()) -> str:
+def format_status(
+    statuses: Sequence[ServerStatus], files: Sequence[Path] = (), *, in_repl: bool = False
+) -> str:
     """The ``MCP servers:`` block, columns aligned, failures with their reason and stderr.
 
-    ``files`` are the config files read: with no servers, the hint names them.
+    ``files`` are the config files read: with no servers, the hint names them. ``in_repl``:
+    a server that gave up restarting says which command starts it (the shell has none:
+    the next run starts it).
     """
     if not statuses:
         where = " or ".join(str(f) for f in files) or "~/.cat-code/mcp.json or ./.mcp.json"
@@ -81,7 +84,13 @@ def format_status(statuses: Sequence[ServerStatus], files: Sequence[Path] = ()) 
             line = f"{head}  {where} — {s.error}" if where else f"{head}  {s.error}"
         else:
             line = f"{head}  {where}".rstrip()
-        lines.append(f"{line}  restarted {s.restarts}×" if s.restarts else line)
+        if s.restarts:
+            line += f"  restarted {s.restarts}×"
+        if s.gave_up:
+            line += (
+                f" — /mcp restart {s.name} starts it" if in_repl else " — the next run starts it"
+            )
+        lines.append(line)
         if s.state == "FAILED" and s.stderr_tail and "last stderr" not in (s.error or ""):
             indent = " " * (4 + name_width + state_width)
             lines.append(f"{indent}stderr (last lines):")
@@ -117,9 +126,16 @@ def tool_json(pool: McpPool, server: str | None = None) -> list[dict[str, Any]]:
     ]
 
 
+#: The verbs that edit config files (`cat_code.mcp.manage`).
+MANAGE_COMMANDS = frozenset({"add", "remove", "get", "enable", "disable", "import"})
+
+
 def run_mcp_command(args: argparse.Namespace) -> int:
     command = args.mcp_command
     if command in MANAGE_COMMANDS:  # they edit the files: no config loaded here
+        # Imported only when chosen: `mcp list` and `mcp call` start faster without it.
+        from cat_code.mcp.manage import run_manage_command
+
         return run_manage_command(args)
     config = load_config_from_args(args)
     if command == "list":

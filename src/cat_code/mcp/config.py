@@ -23,6 +23,7 @@ from typing import TYPE_CHECKING, Any, Literal
 from urllib.parse import urlsplit
 
 from cat_code.mcp.errors import ConfigError
+from cat_code.mcp.masking import masked_target
 
 if TYPE_CHECKING:  # imported when an entry has an ``oauth`` block: stdio runs never load it
     from cat_code.mcp.auth.types import OAuthSettings
@@ -550,11 +551,11 @@ def _guess_type(raw: Any) -> str:
 
 
 def _guess_target(raw: Any) -> str:
+    """The command line or URL as written, secrets masked (status lines show it)."""
     if not isinstance(raw, dict):
         return ""
     if isinstance(raw.get("command"), str):
         args = raw.get("args")
-        extra = [a for a in args if isinstance(a, str)] if isinstance(args, list) else []
-        return " ".join([raw["command"], *extra])
-    url = raw.get("url")
-    return url if isinstance(url, str) else ""
+        written = [a for a in args if isinstance(a, str)] if isinstance(args, list) else []
+        return masked_target({"command": raw["command"], "args": written})
+    return masked_target({"url": raw.get("url")})

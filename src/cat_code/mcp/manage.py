@@ -29,7 +29,6 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
-from urllib.parse import urlsplit, urlunsplit
 
 from cat_code.mcp.config import (
     BrokenServer,
@@ -42,6 +41,7 @@ from cat_code.mcp.config import (
 from cat_code.mcp.config_edit import ConfigEditError, ConfigFile
 from cat_code.mcp.errors import ConfigError
 from cat_code.mcp.import_sources import SOURCES, FoundServer, scan
+from cat_code.mcp.masking import mask_entry, mask_url, masked_target
 
 if TYPE_CHECKING:
     from cat_code.mcp.adapter import McpTool
@@ -53,7 +53,6 @@ EXIT_USAGE = 2
 USER = "user"
 PROJECT = "project"
 SCOPES = (USER, PROJECT)
-MANAGE_COMMANDS = frozenset({"add", "remove", "get", "enable", "disable", "import"})
 
 #: The longest ``add`` and ``get`` wait for a server to connect (its own startup timeout
 #: if shorter): long enough for an ``npx`` download, short enough for a command line.
@@ -62,15 +61,6 @@ TRY_TIMEOUT_S = 30.0
 _UNSET_STAND_IN = "https://unset.invalid"
 _VAR = re.compile(r"\$\{([A-Za-z_][A-Za-z0-9_]*)(?::-([^}]*))?\}")
 _NAME = re.compile(r"^[A-Za-z0-9_.-]+$")
-_AUTH_SCHEME = re.compile(r"^\s*(?:Bearer|Basic|Token|Bot)?\s*$", re.IGNORECASE)
-_MASK = "****"
-#: An option or ``KEY=`` name whose value is a secret: ``--api-key``, ``--token``,
-#: ``--client-secret``, ``--password``, ``GITHUB_TOKEN=``, ``--auth``.
-_SECRET_NAME = re.compile(
-    r"secret|token|passw(?:or)?d|api[-_]?key|access[-_]?key|private[-_]?key|credential"
-    r"|(?:^|[-_])(?:key|pass|pwd|auth|authorization)$",
-    re.IGNORECASE,
-)
 
 
 class UsageError(Exception):
@@ -105,7 +95,7 @@ def write_target(args: argparse.Namespace, scope: str | None, verb: str) -> tupl
 
 
 def run_manage_command(args: argparse.Namespace) -> int:
-    """Run one of `MANAGE_COMMANDS` (``args.mcp_command``); its exit code."""
+    """Run one of ``commands.MANAGE_COMMANDS`` (``args.mcp_command``); its exit code."""
     command = args.mcp_command
     try:
         if command == "add":
@@ -497,113 +487,6 @@ def _set_disabled(args: argparse.Namespace, *, disabled: bool) -> int:
 
 
 # -- get ----------------------------------------------------------------------------------
-
-
-def mask_entry(entry: Mapping[str, Any]) -> dict[str, Any]:
-    """The entry with its secrets masked: env and header values, the URL's userinfo and
-    query values, secret-looking arguments, an OAuth client secret. ``${VAR}`` references
-    are kept as written (their defaults masked)."""
-    out = dict(entry)
-    if isinstance(out.get("args"), list):
-        out["args"] = mask_args(out["args"])
-    for key in ("env", "headers"):
-        value = out.get(key)
-        if isinstance(value, dict):
-            out[key] = {k: mask_value(v) for k, v in value.items()}
-    if isinstance(out.get("url"), str):
-        out["url"] = mask_url(out["url"])
-    oauth = out.get("oauth")
-    if isinstance(oauth, dict) and "clientSecret" in oauth:
-        out["oauth"] = {**oauth, "clientSecret": mask_value(oauth["clientSecret"])}
-    return out
-
-
-def mask_value(value: Any) -> Any:
-    """``****``, but ``${VAR}`` references (and a ``Bearer`` before them) as written; a
-    reference's default is a literal too: ``${VAR:-****}``."""
-    if not isinstance(value, str):
-        return _MASK
-    if not _VAR.search(value):
-        return _MASK if value else value
-    pieces: list[str] = []
-    last = 0
-    for match in _VAR.finditer(value):
-        pieces.append(_masked_literal(value[last : match.start()]))
-        pieces.append(_masked_reference(match))
-        last = match.end()
-    pieces.append(_masked_literal(value[last:]))
-    return "".join(pieces)
-
-
-def _masked_reference(match: re.Match[str]) -> str:
-    default = match.group(2)
-    if not default:
-        return match.group(0)
-    return f"${{{match.group(1)}:-{_MASK}}}"
-
-
-def _masked_literal(text: str) -> str:
-    return text if _AUTH_SCHEME.match(text) else _MASK
-
-
-def mask_url(url: str) -> str:
-    """The URL with its userinfo and each query value masked (``${VAR}`` kept)."""
-    try:
-        parts = urlsplit(url)
-    except ValueError:
-        return _MASK
-    netloc = parts.netloc
-    if "@" in netloc:
-        userinfo, host = netloc.rsplit("@", 1)
-        reference = _VAR.fullmatch(userinfo)
-        kept = _masked_reference(reference) if reference else _MASK
-        netloc = f"{kept}@{host}"
-    query = parts.query
-    if query:
-        fields = []
-        for item in query.split("&"):
-            key, eq, value = item.partition("=")
-            fields.append(f"{key}={mask_value(value)}" if eq else item)
-        query = "&".join(fields)
-    return urlunsplit((parts.scheme, netloc, parts.path, query, parts.fragment))
-
-
-def mask_args(args: Sequence[Any]) -> list[Any]:
-    """A command's arguments with the value of each secret-looking option masked (as
-    `mask_value` does): ``--api-key ****``, ``--token=****``, ``GITHUB_TOKEN=****``; URLs
-    as `mask_url` does. An option followed by another option has no value to mask."""
-    out: list[Any] = []
-    secret_next = False
-    for arg in args:
-        if not isinstance(arg, str):
-            out.append(arg)
-            secret_next = False
-            continue
-        if secret_next and not arg.startswith("-"):
-            out.append(mask_value(arg))
-            secret_next = False
-            continue
-        name, eq, value = arg.partition("=")
-        secret_name = bool(_SECRET_NAME.search(name.lstrip("-")))
-        if arg.startswith(("http://", "https://")):
-            out.append(mask_url(arg))
-        elif eq and secret_name and " " not in name:
-            out.append(f"{name}={mask_value(value)}" if value else arg)
-        else:
-            out.append(arg)
-        secret_next = not eq and secret_name and arg.startswith("-")
-    return out
-
-
-def masked_target(entry: Mapping[str, Any]) -> str:
-    """An entry's command line (arguments masked) or URL (masked), for showing."""
-    command = entry.get("command")
-    if isinstance(command, str):
-        raw_args = entry.get("args")
-        args = mask_args(raw_args) if isinstance(raw_args, list) else []
-        return " ".join([command, *(str(a) for a in args)])
-    url = entry.get("url")
-    return mask_url(url) if isinstance(url, str) else ""
 
 
 def _get(args: argparse.Namespace) -> int:

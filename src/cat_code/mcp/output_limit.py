@@ -218,22 +218,33 @@ def shortened(text: str, limit: int, *, path: Path | None, error: str | None = N
         if longest > READ_FILE_MAX_CHARS:
             hint += (
                 f" Some lines are longer ({longest:,} characters at most) than read_file "
-                f"returns in a call ({READ_FILE_MAX_CHARS:,}): see inside them with the shell "
-                "tool (sed -n 'Np' FILE | cut -c A-B)."
+                f"returns in a call ({READ_FILE_MAX_CHARS:,}): to see characters A–B of line N, "
+                f"use the shell tool: {_slice_command(path, 'N-1', 'A-1', 'B')}."
             )
     else:
         # Lines past read_file's cut: only the shell can show their inside.
-        line_start = text.rfind("\n", 0, head_end) + 1
-        first = 1 if head_whole else head_end - line_start + 1
-        last = first + READ_CHUNK_CHARS - 1
+        first = 0 if head_whole else len(text[:head_end].splitlines()[-1])
+        command = _slice_command(path, first_hidden - 1, first, first + READ_CHUNK_CHARS)
         hint = (
             f"[Its lines are too long for read_file ({longest:,} characters at most; it returns "
-            f"{READ_FILE_MAX_CHARS:,} a call). To read more, use the shell tool: "
-            f"sed -n '{first_hidden}p' {shlex.quote(str(path))} | cut -c {first}-{last} "
+            f"{READ_FILE_MAX_CHARS:,} a call). To read more, use the shell tool: {command} "
             f"shows the next {READ_CHUNK_CHARS:,} characters of line {first_hidden:,}."
         )
     parts.append(hint + "]")
     return "\n".join(parts)
+
+
+def _slice_command(path: Path, index: object, start: object, stop: object) -> str:
+    """A shell command printing ``splitlines()[index][start:stop]`` of the saved file.
+
+    Python, not ``sed | cut -c``: GNU cut counts bytes, and sed counts only ``\\n`` as a line
+    break; this counts characters and lines exactly as the numbers in the hint do.
+    """
+    code = (
+        'import sys; print(open(sys.argv[1], encoding="utf-8", newline="").read()'
+        f".splitlines()[{index}][{start}:{stop}])"
+    )
+    return f"python3 -c {shlex.quote(code)} {shlex.quote(str(path))}"
 
 
 def _head_end(text: str, budget: int) -> int:

@@ -5,9 +5,10 @@ read (never computed by side effect) by status — and its connection, through o
 task that opens the transport, opens the session, lists the tools, waits for
 ``close_all`` and closes what it opened: open, use and close happen in that one task.
 A connection that ends by itself (a stdio child exits) makes its server FAILED at that
-moment, with the reason; the next call to one of its tools starts it again in place (the
-same `McpServer`, a new owner task and connection), within a `RestartBudget` (3 restarts
-in 60 s), after which it stays FAILED until `restart`. Tools call through their server,
+moment, with the reason; the next call to one of its tools, or read or listing of its
+resources, starts it again in place (the same `McpServer`, a new owner task and
+connection), within a `RestartBudget` (3 restarts in 60 s), after which it stays FAILED
+until `restart`. Tools call through their server,
 not a connection, and the registered name of each (server, tool) is pinned for the life
 of the pool, so a tool list change, a restart or a reload never renames a tool the model
 has seen. Restarts, `reload`, `disable` and `enable` of one server are serialised by its
@@ -112,6 +113,9 @@ class ServerStatus:
     server_info: dict[str, Any] = field(default_factory=dict)
     #: How many times cat-code started it again after it stopped by itself.
     restarts: int = 0
+    #: FAILED for good: its restart budget ran out (only a restart by hand starts it).
+    #: Kept out of ``error``, which reaches the model: the hint for it is the view's.
+    gave_up: bool = False
 
     def to_json(self) -> dict[str, Any]:
         return {
@@ -231,6 +235,8 @@ class McpServer:
         #: FAILED because its connection ended by itself: the next call restarts it.
         self._healable = False
         self._healing: asyncio.Task[None] | None = None
+        #: Its restart budget ran out: FAILED until a restart by hand.
+        self.gave_up = False
         #: Held while the server is stopped, restarted, disabled or enabled.
         self.lifecycle = asyncio.Lock()
         if config.disabled:
@@ -362,6 +368,7 @@ class McpServer:
         self._refresh = None
         self.error = None
         self._healable = False
+        self.gave_up = False
         self.start(stop)
 
     def disable(self) -> None:
@@ -369,6 +376,7 @@ class McpServer:
         self._state = ServerState.DISABLED
         self.error = None
         self._healable = False
+        self.gave_up = False
         self._ready.set()
 
     def _tools_changed(self) -> None:
@@ -410,6 +418,13 @@ class McpServer:
 
     # -- resources and prompts (through the current connection) ------------------------
 
+    async def _reachable(self) -> McpClient:
+        """The connection, after starting the server again if it stopped by itself (as a
+        tool call does, within the same budget): for resources, which the model reads."""
+        if self.healable:
+            await self._pool.heal(self)
+        return self._connected()
+
     def _connected(self) -> McpClient:
         client = self._client
         if self._state is not ServerState.CONNECTED or client is None:
@@ -424,13 +439,13 @@ class McpServer:
         return connected and client is not None and client.offers(feature)
 
     async def list_resources(self) -> list[Resource]:
-        return await self._connected().list_resources()
+        return await (await self._reachable()).list_resources()
 
     async def list_resource_templates(self) -> list[ResourceTemplate]:
-        return await self._connected().list_resource_templates()
+        return await (await self._reachable()).list_resource_templates()
 
     async def read_resource(self, uri: str) -> ReadResourceResult:
-        return await self._connected().read_resource(uri)
+        return await (await self._reachable()).read_resource(uri)
 
     async def list_prompts(self) -> list[Prompt]:
         return await self._connected().list_prompts()
@@ -470,6 +485,7 @@ class McpServer:
             stderr_tail=client.transport.diagnostics() if failed and client is not None else [],
             server_info=client.server_info if client is not None else {},
             restarts=self.restarts,
+            gave_up=failed and self.gave_up,
         )
 
     def hurry(self) -> None:
@@ -616,11 +632,17 @@ class McpPool:
                 return  # another caller healed it already, or we are closing
             if not server.budget.take():
                 server._healable = False
+                server.gave_up = True
+                # No command in it: the reason reaches the model, -p and `mcp call` too.
                 server.error = (
-                    f"{server.error} — not restarted again after "
-                    f"{self.restart_policy.describe()}; run /mcp restart {server.name}"
+                    f"{server.error} — not restarted again after {self.restart_policy.describe()}"
                 )
-                logger.warning("MCP server '%s' stopped again: %s", server.name, server.error)
+                logger.warning(
+                    "MCP server '%s' stopped again: %s (in the REPL, /mcp restart %s starts it)",
+                    server.name,
+                    server.error,
+                    server.name,
+                )
                 return
             server.restarts += 1
             await self._relaunch(server, keep_tools=True)
@@ -809,11 +831,29 @@ class McpPool:
             raise UnknownServer(server, [s.name for s in chosen])
         return found
 
+    async def _with_resources(self, server: str | None) -> list[McpServer]:
+        """`connected`, after starting again the servers (or the one named) that offered
+        resources and stopped by themselves: a resource read or listing heals a crash as a
+        tool call does. Not a server without resources, nor the prompt listing (the REPL
+        refreshes it around every line): nothing restarts behind the user's back."""
+        stopped = [
+            s
+            for s in self.servers
+            if s.healable
+            and server in (None, s.name)
+            and s.client is not None  # the lost connection: what the server offered
+            and s.client.offers("resources")
+        ]
+        if stopped:
+            await asyncio.gather(*(self.heal(s) for s in stopped))
+        return self.connected(server)
+
     async def resources(self, server: str | None = None) -> Gathered[Resource]:
-        return await gather(self.connected(server), lambda s: s.list_resources())
+        return await gather(await self._with_resources(server), lambda s: s.list_resources())
 
     async def resource_templates(self, server: str | None = None) -> Gathered[ResourceTemplate]:
-        return await gather(self.connected(server), lambda s: s.list_resource_templates())
+        chosen = await self._with_resources(server)
+        return await gather(chosen, lambda s: s.list_resource_templates())
 
     async def prompts(self, server: str | None = None) -> Gathered[Prompt]:
         return await gather(self.connected(server), lambda s: s.list_prompts())
@@ -823,7 +863,7 @@ class McpPool:
         return [(s.name, p) for s in self.connected() for p in s.cached_prompts()]
 
     async def read_resource(self, server: str, uri: str) -> ReadResourceResult:
-        return await self.connected(server)[0].read_resource(uri)
+        return await (await self._with_resources(server))[0].read_resource(uri)
 
     async def get_prompt(
         self, server: str, name: str, arguments: dict[str, str]

@@ -3,7 +3,8 @@
 ``list_mcp_resources`` lists the resources and resource templates of every connected
 server (or of one) as JSON, each with its server; ``read_mcp_resource`` reads one
 resource by server and URI and gives its text (a blob as its type and size; an image
-also as an image, for models that take them). They are
+also as an image, for models that take them), a window of it at a time when it is long
+(`resource_excerpt`). They are
 registered only when MCP servers are configured, and work through the pool, so a server
 that reconnects or changes its list needs nothing re-registered. Like every tool they
 never raise: a failure is an error result naming the server and the URI.
@@ -22,6 +23,7 @@ from typing import TYPE_CHECKING, Any
 
 from cat_code.mcp.adapter import media_of, sanitize
 from cat_code.mcp.errors import McpClientError, McpError, describe_error
+from cat_code.mcp.resource_excerpt import excerpt
 from cat_code.mcp.resources import contents_text
 from cat_code.mcp.wire import ReadResourceResult
 from cat_code.tools.base import Media, ProgressCallback, Tool, ToolResult
@@ -33,8 +35,6 @@ logger = logging.getLogger(__name__)
 
 LIST_NAME = "list_mcp_resources"
 READ_NAME = "read_mcp_resource"
-#: A resource's text beyond this many characters is cut (the model's context is dear).
-MAX_RESOURCE_CHARS = 100_000
 #: The spec's "resource not found" code before 2026 (2026 servers use -32602).
 RESOURCE_NOT_FOUND = -32002
 
@@ -113,13 +113,19 @@ class ReadMcpResourceTool(Tool):
     description = (
         "Read a resource of an MCP server by its server name and uri (from "
         "list_mcp_resources, or a resource template filled in). Returns its text; binary "
-        "contents are described by type and size."
+        "contents are described by type and size. A long text comes in parts: the note at "
+        "the end of a part gives the offset to read on from."
     )
     input_schema: dict[str, Any] = {  # noqa: RUF012
         "type": "object",
         "properties": {
             "server": {"type": "string", "description": "The MCP server's name"},
             "uri": {"type": "string", "description": "The resource's uri"},
+            "offset": {
+                "type": "integer",
+                "minimum": 0,
+                "description": "Start at this character of the text (default 0)",
+            },
         },
         "required": ["server", "uri"],
     }
@@ -139,16 +145,21 @@ class ReadMcpResourceTool(Tool):
             return ToolResult.error("Error: 'server' must be a non-empty string")
         if not isinstance(uri, str) or not uri:
             return ToolResult.error("Error: 'uri' must be a non-empty string")
+        offset = arguments.get("offset", 0)
+        if isinstance(offset, bool) or not isinstance(offset, int) or offset < 0:
+            return ToolResult.error("Error: 'offset' must be a whole number, 0 or more")
         try:
             result = await self.pool.read_resource(server, uri)
         except McpClientError as exc:
             return ToolResult.error(f"Error: {read_failure(server, uri, exc)}")
         text = contents_text(result)
-        if len(text) > MAX_RESOURCE_CHARS:
-            text = text[:MAX_RESOURCE_CHARS] + (
-                f"\n… [{len(text) - MAX_RESOURCE_CHARS} more characters cut]"
+        if offset and offset >= len(text):
+            return ToolResult.error(
+                f"Error: offset {offset} is past the end of {uri}: it has {len(text)} characters"
             )
-        return ToolResult(content=text, raw=result, media=_images(result))
+        return ToolResult(
+            content=excerpt(text, server, uri, offset), raw=result, media=_images(result)
+        )
 
 
 def read_failure(server: str, uri: str, exc: BaseException) -> str:

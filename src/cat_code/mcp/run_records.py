@@ -3,13 +3,23 @@ the ones a ``kill -9`` of their owner left behind.
 
 Each group gets one small JSON file under ``$CAT_CODE_HOME/run/`` while it lives: its
 owner (pid and start time), its pgid and leader pid, the leader's command line and start
-time as /proc shows them, the boot and the pid namespace. It is written when the child
-starts, rewritten once the child first speaks (a ``sh -c 'exec ...'`` wrapper has then
-become the server), and removed when the group is seen gone. `reap_orphans` (called when
-a pool is created) ends the groups whose owner is gone — SIGTERM to the group, a grace,
-SIGKILL — on a thread, off the event loop. Invariant: a group is signalled only while its
-leader pid still runs the recorded command line with the recorded start time, so a pid
-reused by an unrelated process is never touched (its stale record is just deleted).
+time as /proc shows them, the group's members (pid and start time each), the boot and the
+pid namespace. It is written when the child starts, rewritten once the child first speaks
+(a ``sh -c 'exec ...'`` wrapper has then become the server, and a ``npx``-style wrapper has
+started it as a member), and removed when the group is seen gone. `reap_orphans` (called
+when a pool is created) ends the groups whose owner is gone — SIGTERM to the group, a
+grace, SIGKILL — on a thread, off the event loop.
+
+Invariant: a group is signalled only when it is provably the recorded one, so a pid reused
+by an unrelated process is never touched (its stale record is just deleted). Either its
+leader pid still runs the recorded command line with the recorded start time; or the
+leader is gone (a wrapper that exited on EOF, leaving the server it started) and a live
+member of the group is a recorded member, same pid and start time, and no live member
+started before the recorded leader. The second proof holds because Linux does not hand out
+a pid while a process group of that number has a member: a recorded member alive in the
+group means the group never ceased to exist, so its number was never reused. (A survivor
+started after the last rewrite, with every recorded member gone, is not proof enough: a
+reused pid leading a daemon's session looks just like it. Such a group is left alone.)
 Without /proc (macOS) nothing is recorded and nothing is reaped.
 """
 
@@ -122,14 +132,20 @@ def _record_path(pgid: int, owner: int) -> Path:
     return run_dir() / f"stdio-{owner}-{pgid}.json"
 
 
-def record_group(pgid: int) -> None:
-    """Record a process group just started (its leader is ``pgid``). Never raises."""
+def record_group(pgid: int, *, members: bool = False) -> None:
+    """Record a process group just started (its leader is ``pgid``). Never raises.
+
+    ``members``: list the group's members (a scan of /proc, a few milliseconds: done once
+    per start, by `refresh_group`); otherwise the leader is taken as the only one.
+    """
     host = _host()
     if host is None:
         return
     leader_start = start_time(pgid)
     if leader_start is None:
         return  # already gone: nothing to reap later
+    # Without a scan (or if it fails), the leader is the one member known.
+    found = (group_members(pgid) if members else None) or [(pgid, leader_start)]
     record = {
         "version": RECORD_VERSION,
         "ownerPid": host.pid,
@@ -138,6 +154,7 @@ def record_group(pgid: int) -> None:
         "pid": pgid,
         "cmdline": command_line(pgid) or [],
         "start": leader_start,
+        "members": [list(member) for member in found],
         "boot": host.boot,
         "pidNamespace": host.pid_namespace,
     }
@@ -156,10 +173,10 @@ def record_group(pgid: int) -> None:
 
 
 def refresh_group(pgid: int) -> None:
-    """Record the group again: its leader may have exec'd the real server since."""
+    """Record the group again: its leader may have exec'd the real server, or started it."""
     host = _host()
     if host is not None and _record_path(pgid, host.pid).exists():
-        record_group(pgid)
+        record_group(pgid, members=True)
 
 
 def forget_group(pgid: int) -> None:
@@ -178,9 +195,9 @@ def forget_group(pgid: int) -> None:
 class ReapReport:
     """What one pass over the records did (for logs and tests)."""
 
-    #: Groups signalled: their owner was gone and their leader still ran the recorded command.
+    #: Groups signalled: their owner was gone and the group was provably the recorded one.
     ended: list[int] = field(default_factory=list)
-    #: Stale records deleted without signalling anything (leader gone, or its pid reused).
+    #: Stale records deleted without signalling anything (group gone, or its pid reused).
     stale: list[int] = field(default_factory=list)
     #: Records of live owners, or of another boot's or namespace's, left as they were.
     kept: list[int] = field(default_factory=list)
@@ -281,10 +298,26 @@ def _judge(path: Path, host: _Host) -> tuple[str, dict[str, Any]]:
         return "keep", record  # the owner runs: it closes its own servers
     if pid <= 1 or pgid <= 1:
         return "stale", record
-    if not _runs(pid, cmdline, started) or _process_group(pid) != pgid:
-        logger.debug("%s: pid %s no longer runs the recorded server; left alone", path, pid)
-        return "stale", record
-    return "end", record
+    if _runs(pid, cmdline, started) and _process_group(pid) == pgid:
+        return "end", record
+    if start_time(pid) is None and _survivors_recorded(pgid, started, record.get("members")):
+        return "end", record  # the wrapper exited; what it started lives on
+    logger.debug("%s: pid %s no longer runs the recorded server; left alone", path, pid)
+    return "stale", record
+
+
+def _survivors_recorded(pgid: int, leader_start: int, members: object) -> bool:
+    """Whether the live members of ``pgid`` prove it is the recorded group (module docstring)."""
+    recorded: set[tuple[int, int]] = set()
+    if isinstance(members, list):
+        for member in members:
+            with contextlib.suppress(TypeError, ValueError):
+                pid, started = member
+                recorded.add((int(pid), int(started)))
+    live = group_members(pgid) or []
+    if any(started < leader_start for _, started in live):
+        return False  # not started by the recorded leader or its descendants
+    return any(member in recorded for member in live)
 
 
 def _runs(pid: int, cmdline: list[str], started: int) -> bool:
@@ -323,21 +356,24 @@ def _group_lives(pgid: int, leader_start: int) -> bool:
         return False
     except PermissionError:
         return False  # not ours to signal anyway
-    return _has_live_member(pgid)
+    members = group_members(pgid)
+    return members is None or bool(members)  # cannot tell: assume it lives, SIGKILL follows
 
 
-def _has_live_member(pgid: int) -> bool:
-    """Whether a non-zombie process is in the group (zombies wait for a reaper, not us)."""
+def group_members(pgid: int) -> list[tuple[int, int]] | None:
+    """The non-zombie processes in group ``pgid`` (zombies wait for a reaper, not us), as
+    (pid, start time) pairs; None if /proc cannot be listed."""
     try:
         entries = os.listdir(_PROC)
     except OSError:
-        return True
+        return None
+    members = []
     for entry in entries:
         if entry.isdigit():
             fields = _stat_fields(int(entry))
-            if fields and len(fields) > 2 and int(fields[2]) == pgid and fields[0] != b"Z":
-                return True
-    return False
+            if fields and len(fields) > 19 and int(fields[2]) == pgid and fields[0] != b"Z":
+                members.append((int(entry), int(fields[19])))
+    return members
 
 
 def _signal_group(pgid: int, sig: signal.Signals) -> None:

@@ -320,7 +320,11 @@ class Repl:
 
     def _tool_search_status(self) -> str | None:
         agent = self.agent
-        return agent.tool_search.status(agent.messages) if agent is not None else None
+        if agent is None:  # no model: its window is unknown, so auto is not decided yet
+            from cat_code.agent.tool_search import status_without_model
+
+            return status_without_model()
+        return agent.tool_search.status(agent.messages)
 
     async def _perform(self, action: Action) -> None:
         if isinstance(action, AddDir | RemoveRule):

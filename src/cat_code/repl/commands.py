@@ -15,6 +15,7 @@ from __future__ import annotations
 import difflib
 import json
 import logging
+import shlex
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Literal
@@ -214,10 +215,19 @@ _MCP_SUBCOMMANDS = (
 def _add_dir(text: str) -> Action:
     from cat_code.mcp.roots import RootError, check_dir
 
-    if not text:
-        return Show("usage: /add-dir DIR", "error")
     try:
-        return AddDir(check_dir(text))
+        # A shell word, as a path is written on the command line: "/tmp/my dir" works.
+        words = shlex.split(text)
+    except ValueError as exc:
+        message = str(exc)
+        return Show(f"/add-dir: {message[:1].lower()}{message[1:]} in {text}", "error")
+    if not words:
+        return Show("usage: /add-dir DIR", "error")
+    if len(words) > 1:
+        return Show(f"/add-dir takes one directory ({len(words)} given); quote a path with "
+                    'spaces: /add-dir "my dir"', "error")  # fmt: skip
+    try:
+        return AddDir(check_dir(words[0]))
     except RootError as exc:
         return Show(f"/add-dir: {exc}", "error")
 
@@ -244,7 +254,8 @@ def _mcp(rest: str, ctx: CommandContext) -> Action:
     sub, _, tail = rest.partition(" ")
     tail = tail.strip()
     if not sub:
-        return Show(format_status(ctx.statuses(), ctx.pool.config.files if ctx.pool else ()))
+        files = ctx.pool.config.files if ctx.pool else ()
+        return Show(format_status(ctx.statuses(), files, in_repl=True))
     if sub == "tools":
         if ctx.pool is None:
             return Show("MCP tools: none")

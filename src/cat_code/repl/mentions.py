@@ -1,13 +1,20 @@
 """``@server:uri`` in a prompt: the resource's contents go to the model with the message.
 
-A mention is ``@`` at the start of the line or after a space, a configured server's name,
-``:``, and a URI with a scheme (``@docs:file:///README.md``, ``@everything:demo://x``),
-up to the next space; punctuation that ends a sentence (``.,;:!?``) is not part of it.
-``@name:text`` whose text has no scheme is plain text (``@bob:hi``). Every mention is
-read before anything is sent; a mention of a server that is not configured, not
-connected, or that fails to read its URI stops the prompt with a note naming the server
-and the URI, so nothing half-attached ever reaches the model. The text is sent as typed,
-followed by one ``<resource server=… uri=…>`` block per resource.
+A mention is ``@`` at the start of the line or after a space or an opening quote, bracket
+or backtick (``(see @docs:file:///a.md)``, ```@docs:file:///a.md```), a configured
+server's name, ``:``, and a URI with a scheme (``@docs:file:///README.md``,
+``@everything:demo://x``), up to the next space. What prose puts after a word is not part
+of the URI: trailing sentence punctuation (``.,;:!?``), and closing brackets and quotes
+(``)]}'"```) that have no opening partner inside the URI. ``@name:text`` whose text has
+no scheme is plain text (``@bob:hi``), and so is a mention of a server that is not
+configured (``@bob:mailto:bob@example.com``): it is sent as typed, attaching nothing.
+
+Every mention of a configured server is read before anything is sent; one whose server
+is not connected, or that fails to read its URI, stops the prompt with a note naming the
+server and the URI, so nothing half-attached ever reaches the model. The text is sent as
+typed, followed by one ``<resource server=… uri=…>`` block per resource, whose text is
+cut like the ``read_mcp_resource`` tool's (`resource_excerpt`: at most
+`MAX_RESOURCE_CHARS` characters, with a note saying how to read on).
 
 Completion: ``@`` completes the servers that offer resources, ``@server:`` their URIs
 (listed resources, and templates up to their first variable, which the server's
@@ -23,6 +30,7 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
 from cat_code.mcp.errors import McpClientError
+from cat_code.mcp.resource_excerpt import excerpt
 from cat_code.mcp.resource_tools import read_failure
 from cat_code.mcp.resources import (
     contents_text,
@@ -36,9 +44,17 @@ if TYPE_CHECKING:
 
 logger = logging.getLogger(__name__)
 
+#: What may come right before a mention's ``@`` besides a space or the start of the text.
+_OPENERS = "([{'\"`"
 #: ``@server:scheme:rest``: a server name, then a URI that has a scheme.
-_MENTION = re.compile(r"(?<!\S)@([A-Za-z0-9_.-]+):([A-Za-z][A-Za-z0-9+.-]*:\S+)")
-_TRAILING = ".,;:!?"
+_MENTION = re.compile(
+    r"(?<![^\s" + re.escape(_OPENERS) + r"])@([A-Za-z0-9_.-]+):([A-Za-z][A-Za-z0-9+.-]*:\S+)"
+)
+#: A URI that still has a scheme and something after it once prose is trimmed off.
+_URI = re.compile(r"[A-Za-z][A-Za-z0-9+.-]*:.")
+_SENTENCE_END = ".,;:!?"
+_PAIRS = {")": "(", "]": "[", "}": "{"}
+_QUOTES = "'\"`"
 #: How long Tab waits for a server's listing or completion before offering nothing.
 COMPLETION_TIMEOUT_S = 3.0
 
@@ -57,40 +73,49 @@ def find_mentions(text: str, servers: set[str] | None = None) -> list[Mention]:
     """The mentions in ``text`` in order, each once (of ``servers`` only, when given)."""
     found: list[Mention] = []
     for match in _MENTION.finditer(text):
-        mention = Mention(match.group(1), match.group(2).rstrip(_TRAILING))
+        uri = _trim_prose(match.group(2))
+        if not _URI.match(uri):
+            continue
+        mention = Mention(match.group(1), uri)
         if (servers is None or mention.server in servers) and mention not in found:
             found.append(mention)
     return found
 
 
+def _trim_prose(uri: str) -> str:
+    """``uri`` without the punctuation, closing brackets and quotes of the prose around it."""
+    while uri and _ends_in_prose(uri):
+        uri = uri[:-1]
+    return uri
+
+
+def _ends_in_prose(uri: str) -> bool:
+    """Whether the last character of ``uri`` belongs to the sentence around it."""
+    last = uri[-1]
+    if last in _PAIRS:  # balanced inside the URI (``demo://x/(a)``), it is the URI's
+        return uri.count(last) > uri.count(_PAIRS[last])
+    if last in _QUOTES:
+        return uri.count(last) % 2 == 1
+    return last in _SENTENCE_END
+
+
 async def attach_resources(text: str, pool: McpPool | None) -> str:
     """``text`` followed by the contents of every resource it mentions; `MentionError`
     when any of them cannot be read."""
-    mentions = find_mentions(text)
+    if pool is None:
+        return text
+    # ``@bob:mailto:…`` names no server of ours: prose, not a mention.
+    mentions = find_mentions(text, {s.name for s in pool.servers})
     if not mentions:
         return text
-    if pool is None or not pool.servers:
-        raise MentionError(
-            f"@{mentions[0].server}:{mentions[0].uri}: no MCP servers are configured"
-        )
-    configured = {s.name for s in pool.servers}
-    unknown = [m for m in mentions if m.server not in configured]
-    if unknown:
-        known = ", ".join(sorted(configured)) or "none"
-        raise MentionError(
-            f"@{unknown[0].server}:{unknown[0].uri}: no MCP server named "
-            f"{unknown[0].server!r} (configured: {known})"
-        )
 
     async def read(mention: Mention) -> str:
         try:
             result = await pool.read_resource(mention.server, mention.uri)
         except McpClientError as exc:
             raise MentionError(read_failure(mention.server, mention.uri, exc)) from exc
-        return (
-            f'<resource server="{mention.server}" uri="{mention.uri}">\n'
-            f"{contents_text(result)}\n</resource>"
-        )
+        body = excerpt(contents_text(result), mention.server, mention.uri)
+        return f'<resource server="{mention.server}" uri="{mention.uri}">\n{body}\n</resource>'
 
     blocks = await asyncio.gather(*(read(m) for m in mentions))
     return "\n\n".join([text, *blocks])
@@ -102,6 +127,8 @@ async def attach_resources(text: str, pool: McpPool | None) -> str:
 def mention_word(text_before_cursor: str) -> str | None:
     """The ``@…`` word being typed at the cursor, or None when the cursor is not in one."""
     word = re.split(r"\s", text_before_cursor)[-1]
+    if word[:1] in _OPENERS and word[1:2] == "@":
+        word = word[1:]  # ``(@docs:…``: the bracket is prose
     return word if word.startswith("@") else None
 
 

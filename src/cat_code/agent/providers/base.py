@@ -50,17 +50,22 @@ class UserMessage:
     tool_results: list[ToolResult] = field(default_factory=list)
 
 
+#: What cut an answer short: the user (Ctrl-C, a cancel) or an API error mid-stream.
+CutBy = Literal["user", "error"]
+
+
 @dataclass(slots=True)
 class AssistantMessage:
     """What the model said: text, and the tool calls it wants run.
 
-    ``interrupted``: the answer was cut short (Ctrl-C, or an error mid-stream) and holds
-    only the text that had arrived; `wire_text` tells the model so on the next call.
+    ``interrupted``: the answer was cut short and holds only the text that had arrived;
+    the value says by what (`CutBy`), and `wire_text` tells the model so, truthfully, on
+    the next call. None for a whole answer.
     """
 
     text: str = ""
     tool_calls: list[ToolCall] = field(default_factory=list)
-    interrupted: bool = False
+    interrupted: CutBy | None = None
 
 
 Message = UserMessage | AssistantMessage
@@ -125,13 +130,17 @@ TextSink = Callable[[str], None]
 
 #: Appended, for the model, to an answer the user cut short.
 INTERRUPTED_NOTE = "[interrupted by the user]"
+#: Appended, for the model, to an answer an API error cut short (the user did nothing).
+API_ERROR_NOTE = "[interrupted by an API error]"
+_CUT_NOTES: dict[CutBy, str] = {"user": INTERRUPTED_NOTE, "error": API_ERROR_NOTE}
 
 
 def wire_text(message: AssistantMessage) -> str:
-    """An assistant message's text as sent back to a model: an interrupted one says so."""
-    if not message.interrupted:
+    """An assistant message's text as sent back to a model: an interrupted one says by what."""
+    if message.interrupted is None:
         return message.text
-    return f"{message.text.rstrip()}\n\n{INTERRUPTED_NOTE}" if message.text.strip() else ""
+    note = _CUT_NOTES[message.interrupted]
+    return f"{message.text.rstrip()}\n\n{note}" if message.text.strip() else ""
 
 
 class Provider(Protocol):

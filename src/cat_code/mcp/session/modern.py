@@ -65,6 +65,17 @@ _LIST_CHANGED = {
 ResultType = Literal["complete", "input_required"]
 
 
+def _for_this_era(capabilities: JsonObject) -> JsonObject:
+    """The client's capabilities as this era declares them: ``roots`` without
+    ``listChanged``, since 2026-07-28 removed ``notifications/roots/list_changed`` (a
+    server asks for the roots inside the request that needs them)."""
+    roots = capabilities.get("roots")
+    if not isinstance(roots, dict) or "listChanged" not in roots:
+        return capabilities
+    kept = {key: value for key, value in roots.items() if key != "listChanged"}
+    return {**capabilities, "roots": kept}
+
+
 def header_value(value: str) -> str:
     """A header value as the spec sends it: plain when it is visible ASCII with no edge
     whitespace and does not look like the sentinel, else ``=?base64?<UTF-8>?=``."""
@@ -180,6 +191,7 @@ class StatelessSession:
             self.context = RequestContext(headers={VERSION_HEADER: version})
 
     def set_capabilities(self, capabilities: JsonObject) -> None:
+        capabilities = _for_this_era(capabilities)
         self._capabilities = capabilities
         self._meta[META_CAPABILITIES] = capabilities
 

@@ -1,0 +1,134 @@
+"""Masking secrets for display: what ``mcp get``, ``mcp import`` and status lines show.
+
+A literal value that may be a secret — an env or header value, a URL's user:password
+or query value, the value of a secret-looking option (``--api-key X``, ``--token=X``,
+``GITHUB_TOKEN=X``), an OAuth client secret — is shown as ``****``. A ``${VAR}``
+reference is shown as written (it names where the secret comes from, not the secret),
+except its default, which is a literal: ``${VAR:-****}``. Masking is by name, so it may
+hide a harmless value; it must never show a secret one.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Mapping, Sequence
+from typing import Any
+from urllib.parse import urlsplit, urlunsplit
+
+_VAR = re.compile(r"\$\{([A-Za-z_][A-Za-z0-9_]*)(?::-([^}]*))?\}")
+_AUTH_SCHEME = re.compile(r"^\s*(?:Bearer|Basic|Token|Bot)?\s*$", re.IGNORECASE)
+_MASK = "****"
+#: An option or ``KEY=`` name whose value is a secret: ``--api-key``, ``--token``,
+#: ``--client-secret``, ``--password``, ``GITHUB_TOKEN=``, ``--auth``.
+_SECRET_NAME = re.compile(
+    r"secret|token|passw(?:or)?d|api[-_]?key|access[-_]?key|private[-_]?key|credential"
+    r"|(?:^|[-_])(?:key|pass|pwd|auth|authorization)$",
+    re.IGNORECASE,
+)
+
+
+def mask_entry(entry: Mapping[str, Any]) -> dict[str, Any]:
+    """The entry with its secrets masked: env and header values, the URL's userinfo and
+    query values, secret-looking arguments, an OAuth client secret. ``${VAR}`` references
+    are kept as written (their defaults masked)."""
+    out = dict(entry)
+    if isinstance(out.get("args"), list):
+        out["args"] = mask_args(out["args"])
+    for key in ("env", "headers"):
+        value = out.get(key)
+        if isinstance(value, dict):
+            out[key] = {k: mask_value(v) for k, v in value.items()}
+    if isinstance(out.get("url"), str):
+        out["url"] = mask_url(out["url"])
+    oauth = out.get("oauth")
+    if isinstance(oauth, dict) and "clientSecret" in oauth:
+        out["oauth"] = {**oauth, "clientSecret": mask_value(oauth["clientSecret"])}
+    return out
+
+
+def mask_value(value: Any) -> Any:
+    """``****``, but ``${VAR}`` references (and a ``Bearer`` before them) as written; a
+    reference's default is a literal too: ``${VAR:-****}``."""
+    if not isinstance(value, str):
+        return _MASK
+    if not _VAR.search(value):
+        return _MASK if value else value
+    pieces: list[str] = []
+    last = 0
+    for match in _VAR.finditer(value):
+        pieces.append(_masked_literal(value[last : match.start()]))
+        pieces.append(_masked_reference(match))
+        last = match.end()
+    pieces.append(_masked_literal(value[last:]))
+    return "".join(pieces)
+
+
+def _masked_reference(match: re.Match[str]) -> str:
+    default = match.group(2)
+    if not default:
+        return match.group(0)
+    return f"${{{match.group(1)}:-{_MASK}}}"
+
+
+def _masked_literal(text: str) -> str:
+    return text if _AUTH_SCHEME.match(text) else _MASK
+
+
+def mask_url(url: str) -> str:
+    """The URL with its userinfo and each query value masked (``${VAR}`` kept)."""
+    try:
+        parts = urlsplit(url)
+    except ValueError:
+        return _MASK
+    netloc = parts.netloc
+    if "@" in netloc:
+        userinfo, host = netloc.rsplit("@", 1)
+        reference = _VAR.fullmatch(userinfo)
+        kept = _masked_reference(reference) if reference else _MASK
+        netloc = f"{kept}@{host}"
+    query = parts.query
+    if query:
+        fields = []
+        for item in query.split("&"):
+            key, eq, value = item.partition("=")
+            fields.append(f"{key}={mask_value(value)}" if eq else item)
+        query = "&".join(fields)
+    return urlunsplit((parts.scheme, netloc, parts.path, query, parts.fragment))
+
+
+def mask_args(args: Sequence[Any]) -> list[Any]:
+    """A command's arguments with the value of each secret-looking option masked (as
+    `mask_value` does): ``--api-key ****``, ``--token=****``, ``GITHUB_TOKEN=****``; URLs
+    as `mask_url` does. An option followed by another option has no value to mask."""
+    out: list[Any] = []
+    secret_next = False
+    for arg in args:
+        if not isinstance(arg, str):
+            out.append(arg)
+            secret_next = False
+            continue
+        if secret_next and not arg.startswith("-"):
+            out.append(mask_value(arg))
+            secret_next = False
+            continue
+        name, eq, value = arg.partition("=")
+        secret_name = bool(_SECRET_NAME.search(name.lstrip("-")))
+        if arg.startswith(("http://", "https://")):
+            out.append(mask_url(arg))
+        elif eq and secret_name and " " not in name:
+            out.append(f"{name}={mask_value(value)}" if value else arg)
+        else:
+            out.append(arg)
+        secret_next = not eq and secret_name and arg.startswith("-")
+    return out
+
+
+def masked_target(entry: Mapping[str, Any]) -> str:
+    """An entry's command line (arguments masked) or URL (masked), for showing."""
+    command = entry.get("command")
+    if isinstance(command, str):
+        raw_args = entry.get("args")
+        args = mask_args(raw_args) if isinstance(raw_args, list) else []
+        return " ".join([command, *(str(a) for a in args)])
+    url = entry.get("url")
+    return mask_url(url) if isinstance(url, str) else ""
