@@ -12,6 +12,7 @@ import pytest
 
 from cat_code.settings import (
     SettingsError,
+    project_settings_path,
     read_settings,
     update_settings,
     user_settings_path,
@@ -77,3 +78,48 @@ def test_a_write_that_fails_says_so_and_leaves_no_temporary(tmp_path: Path) -> N
         write_settings(path, {"a": 2})
     assert [p.name for p in tmp_path.iterdir()] == ["settings.json"]
     assert path.is_dir()
+
+
+# -- where the project's file is found ------------------------------------------------------
+
+
+@pytest.fixture
+def tree(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
+    """A home folder holding a repository with a deep folder."""
+    home = tmp_path / "home"
+    (home / "repo" / "src" / "deep").mkdir(parents=True)
+    (home / "repo" / ".git").mkdir()
+    monkeypatch.setenv("HOME", str(home))
+    return home
+
+
+def project_file(folder: Path) -> Path:
+    path = folder / ".cat-code" / "settings.json"
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text("{}")
+    return path
+
+
+def test_the_project_file_is_the_nearest_one_up_to_the_git_root(tree: Path) -> None:
+    deep = tree / "repo" / "src" / "deep"
+    assert project_settings_path(deep) == deep / ".cat-code" / "settings.json"  # none yet
+    root = project_file(tree / "repo")
+    assert project_settings_path(deep) == root
+    nearer = project_file(tree / "repo" / "src")
+    assert project_settings_path(deep) == nearer
+    assert project_settings_path(tree / "repo") == root
+
+
+def test_the_walk_stops_at_the_git_root_and_below_home(tree: Path) -> None:
+    project_file(tree)  # home's own .cat-code is the user's folder, not a project's
+    project_file(tree.parent)  # above home
+    deep = tree / "repo" / "src" / "deep"
+    assert project_settings_path(deep) == deep / ".cat-code" / "settings.json"
+    plain = tree / "notes" / "sub"
+    plain.mkdir(parents=True)
+    assert project_settings_path(plain) == plain / ".cat-code" / "settings.json"
+    assert project_settings_path(tree) == tree / ".cat-code" / "settings.json"  # run in home
+    (tree / "repo" / ".git").rmdir()
+    outside = tree.parent / "work" / "x"
+    outside.mkdir(parents=True)  # not under home, no git: up to the nearest file
+    assert project_settings_path(outside) == tree.parent / ".cat-code" / "settings.json"

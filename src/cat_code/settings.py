@@ -1,5 +1,8 @@
 """Settings files: ``$CAT_CODE_HOME/settings.json`` (the user's, written by cat-code) and
-``./.cat-code/settings.json`` (the project's, only ever read).
+the project's ``.cat-code/settings.json`` (only ever read), found by `project_settings_path`:
+the nearest one from the working directory up to the git root (a folder holding ``.git``)
+or to the home directory, whichever comes first (home's own is the user's folder, not a
+project's, so it is looked at only when cat-code runs right there).
 
 A settings file is one JSON object. `read_settings` gives it whole (a missing file is
 ``{}``) or raises `SettingsError` naming the file and what is wrong. `update_settings`
@@ -45,7 +48,27 @@ def user_settings_path() -> Path:
 
 
 def project_settings_path(cwd: Path | None = None) -> Path:
-    return (cwd or Path.cwd()) / PROJECT_SETTINGS
+    """The project's settings file: the first ``.cat-code/settings.json`` walking up from
+    ``cwd``, stopping at the git root or below the home directory; ``cwd``'s own (absent)
+    file when there is none."""
+    start = (cwd or Path.cwd()).absolute()
+    home = _home()
+    for folder in (start, *start.parents):
+        if folder == home and folder != start:
+            break  # the home folder's .cat-code is the user's, not a project's
+        candidate = folder / PROJECT_SETTINGS
+        if candidate.is_file():
+            return candidate
+        if (folder / ".git").exists():
+            break  # the repository's root: folders above belong to something else
+    return start / PROJECT_SETTINGS
+
+
+def _home() -> Path | None:
+    try:
+        return Path.home().absolute()
+    except RuntimeError:  # no home directory can be determined
+        return None
 
 
 def read_settings(path: Path) -> Settings:

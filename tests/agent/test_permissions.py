@@ -161,8 +161,8 @@ async def test_a_broken_user_file_is_named_left_alone_and_always_lasts_the_sessi
     assert user_warning.startswith(f"settings file {user} is not valid JSON")
     assert "will not be changed" in user_warning
     assert project_warning == (
-        f'settings file {project} "permissions.allow" must be a list of tool names or globs: '
-        "its permission rules are ignored"
+        f'settings file {project}: "permissions.allow" must be a list of tool names or globs: '
+        "its allow rules are ignored"
     )
     warned: list[str] = []
     permissions = Permissions(asker=ScriptedAsker(Answer.ALWAYS_TOOL), rules=rules)
@@ -202,3 +202,157 @@ def test_the_project_file_that_is_the_user_file_is_read_once(tmp_path: Path) -> 
     path = write(tmp_path / "settings.json", {"permissions": {"allow": ["a"]}})
     rules = RuleBook(path, tmp_path / "." / "settings.json")
     assert [(r.pattern, r.source) for r in rules.rules] == [("a", "user")]
+
+
+# -- review 12: trust in project files, bad entries, server rules, resource tools --------
+
+
+async def test_a_project_allow_rule_covers_mcp_tools_only_but_its_deny_covers_all(
+    files: tuple[Path, Path],
+) -> None:
+    user, project = files
+    write(project, {"permissions": {"allow": ["*"], "deny": ["read_file"]}})
+    rules = RuleBook(user, project)
+    asker = ScriptedAsker(Answer.NO)
+    permissions = Permissions(asker=asker, rules=rules)
+    assert (await permissions.authorize(SLEEP, {})).allowed  # an MCP tool: allowed
+    assert not (await permissions.authorize(SHELL, {})).allowed  # built-in: asked, said no
+    assert asker.asked == ["shell"]
+    refused = await Permissions(rules=rules).authorize(SHELL, {})
+    assert not refused.allowed and "needs the user's approval" in refused.reason
+    # A built-in tool named like an MCP one is still built-in (the owner decides).
+    assert not (await Permissions(rules=rules).authorize(Stub("mcp__x__y"), {})).allowed
+    denied = await Permissions(approve_all=True, rules=rules).authorize(
+        Stub("read_file", read_only=True), {}
+    )
+    assert not denied.allowed and "denied by the permission rule 'read_file'" in denied.reason
+    assert rules.project_allows() == (
+        f"project settings {project} allow without asking: * (a project's allow rules cover "
+        "MCP tools only, never built-in tools such as shell)"
+    )
+    text = rules.describe()
+    assert f"1. allow  *          {project} (project, read-only here; MCP tools only)" in text
+    assert "a project's allow rules cover MCP tools (mcp__…) only, never built-in tools" in text
+    assert f"read from {user} (yours) and {project} (the project's)" in text
+    # The user's own allow rules still cover built-in tools.
+    write(user, {"permissions": {"allow": ["shell"]}})
+    assert (await Permissions(rules=RuleBook(user, project)).authorize(SHELL, {})).allowed
+    assert RuleBook(user, tmp := user.parent / "none.json").project_allows() is None, tmp
+
+
+async def test_one_bad_entry_costs_only_itself_and_deny_still_beats_yes(
+    files: tuple[Path, Path],
+) -> None:
+    user, project = files
+    write(project, {"permissions": {"allow": ["", "mcp__echo__*"], "deny": ["shell", 5, " "]}})
+    rules = RuleBook(user, project)
+    assert [(r.effect, r.pattern) for r in rules.rules] == [
+        ("allow", "mcp__echo__*"),
+        ("deny", "shell"),
+    ]
+    assert rules.warnings() == [
+        f'settings file {project}: "permissions.allow" entry "" is not a tool name or glob: '
+        "that entry is ignored, the others hold",
+        f'settings file {project}: "permissions.deny" entry 5 is not a tool name or glob: '
+        "that entry is ignored, the others hold",
+        f'settings file {project}: "permissions.deny" entry " " is not a tool name or glob: '
+        "that entry is ignored, the others hold",
+    ]
+    assert rules.deny_unknown == []
+    permissions = Permissions(approve_all=True, rules=rules)
+    assert not (await permissions.authorize(SHELL, {})).allowed
+    assert (await permissions.authorize(SLEEP, {})).allowed
+
+
+@pytest.mark.parametrize(
+    "text",
+    ['{"permissions": {"deny": ["shell"],}}', '{"permissions": {"deny": "shell"}}', "[]"],
+)
+async def test_yes_approves_nothing_when_a_deny_list_cannot_be_read(
+    files: tuple[Path, Path], text: str
+) -> None:
+    user, project = files
+    project.parent.mkdir(parents=True)
+    project.write_text(text)
+    rules = RuleBook(user, project)
+    assert rules.deny_unknown == [project]
+    [warning] = rules.warnings()
+    assert warning.startswith(f"settings file {project}")
+    assert warning.endswith(
+        "its deny rules are unknown, so --yes approves nothing in this session "
+        "(tool calls are asked about, and refused with -p)"
+    )
+    refused = await Permissions(approve_all=True, rules=rules).authorize(SHELL, {})
+    assert not refused.allowed
+    assert f"--yes is off in this session: the deny rules of {project} cannot be read" in (
+        refused.reason
+    )
+    asker = ScriptedAsker(Answer.YES)
+    assert (
+        await Permissions(approve_all=True, asker=asker, rules=rules).authorize(SHELL, {})
+    ).allowed
+    assert asker.asked == ["shell"]
+    # --allow-tool is the user's own word for one tool: it still holds.
+    assert (await Permissions(allow_patterns=["shell"], rules=rules).authorize(SHELL, {})).allowed
+
+
+async def test_a_server_rule_covers_exactly_its_own_server(files: tuple[Path, Path]) -> None:
+    user, project = files
+    plain = Stub("mcp__a__b__x", owner="mcp:a")  # server "a", tool "b__x"
+    nested = Stub("mcp__a__b__x2", owner="mcp:a__b")  # server "a__b", tool "x2"
+    asker = ScriptedAsker(Answer.ALWAYS_SERVER, Answer.NO, Answer.NO)
+    permissions = Permissions(asker=asker, rules=RuleBook(user, project))
+    assert (await permissions.authorize(plain, {})).allowed  # saves mcp__a__*
+    assert not (await permissions.authorize(nested, {})).allowed  # asked: not server a's
+    write(user, {"permissions": {"allow": ["mcp__a__b__*"]}})
+    permissions = Permissions(asker=asker, rules=RuleBook(user, project))
+    assert (await permissions.authorize(nested, {})).allowed
+    assert not (await permissions.authorize(plain, {})).allowed  # asked: not a__b's
+    assert asker.asked == ["mcp__a__b__x", "mcp__a__b__x2", "mcp__a__b__x"]
+    # Other globs still match the registered name.
+    write(user, {"permissions": {"allow": ["mcp__a__b__x*"]}})
+    permissions = Permissions(rules=RuleBook(user, project))
+    assert (await permissions.authorize(plain, {})).allowed
+    assert (await permissions.authorize(nested, {})).allowed
+
+
+async def test_a_whole_server_deny_covers_the_resource_tools_for_that_server(
+    files: tuple[Path, Path],
+) -> None:
+    from cat_code.mcp.config import McpConfig
+    from cat_code.mcp.pool import McpPool
+    from cat_code.mcp.resource_tools import ListMcpResourcesTool, ReadMcpResourceTool
+
+    user, project = files
+    write(user, {"permissions": {"deny": ["mcp__ev__*", "mcp__git__push"]}})
+    pool = McpPool(McpConfig())
+    read, listing = ReadMcpResourceTool(pool), ListMcpResourcesTool(pool)
+    permissions = Permissions(approve_all=True, rules=RuleBook(user, project))
+    refused = await permissions.authorize(read, {"server": "ev", "uri": "demo://x"})
+    assert not refused.allowed
+    assert refused.notice == (
+        f"refused read_mcp_resource (mcp__ev__*): denied by rule 'mcp__ev__*' ({user})"
+    )
+    assert not (await permissions.authorize(listing, {"server": "ev"})).allowed
+    for allowed in ({"server": "git", "uri": "x://y"}, {"server": "ev__x", "uri": "x://y"}):
+        assert (await permissions.authorize(read, allowed)).allowed
+    assert (await permissions.authorize(listing, {})).allowed
+    assert permissions.denies_server("ev") and not permissions.denies_server("git")
+    assert not permissions.denies_server("ev__x")
+
+
+def test_remove_by_text_refuses_when_it_is_both_an_allow_and_a_deny_rule(
+    files: tuple[Path, Path],
+) -> None:
+    user, project = files
+    write(user, {"permissions": {"allow": ["shell", "x"], "deny": ["shell"]}})
+    rules = RuleBook(user, project)
+    with pytest.raises(RuleError) as refused:
+        rules.remove("shell")
+    assert str(refused.value) == (
+        "'shell' is both an allow and a deny rule (numbers 1 (allow), 3 (deny)): "
+        "say which with /permissions remove N"
+    )
+    assert json.loads(user.read_text())["permissions"]["deny"] == ["shell"]
+    assert rules.remove("3") == f"removed deny rule 'shell' ({user})"
+    assert rules.remove("shell") == f"removed allow rule 'shell' ({user})"

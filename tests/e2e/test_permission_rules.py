@@ -171,3 +171,129 @@ def test_a_broken_settings_file_is_a_warning_and_is_left_as_it_was(
     assert done.stdout == "fine\n"
     assert f"cat-code: warning: settings file {settings} is not valid JSON" in done.stderr
     assert settings.read_text() == '{"permissions": '
+
+
+# -- review 12: project files are trusted less, and deny rules hold ---------------------------
+
+
+def project(tmp_path: Path, settings: str) -> Path:
+    """A git project whose .cat-code/settings.json holds ``settings``; its deep folder,
+    where cat-code is started (the file is found by walking up)."""
+    root = tmp_path / "project"
+    (root / ".git").mkdir(parents=True)
+    (root / ".cat-code").mkdir()
+    (root / ".cat-code" / "settings.json").write_text(settings)
+    deep = root / "src" / "deep"
+    deep.mkdir(parents=True)
+    return deep
+
+
+def one_shot(
+    tmp_path: Path, api: ScriptedModelApi, cwd: Path, *args: str
+) -> subprocess.CompletedProcess[str]:
+    config, _ = pid_recording_config(tmp_path, {"echo": ECHO_SERVER})
+    env = environment(tmp_path, api)
+    env["PYTHONPATH"] = str(REPO / "src")  # cwd is not the checkout: our sources, absolutely
+    return subprocess.run(
+        [CAT_CODE, "--mcp-config", str(config), *args, "-p", "go"],
+        cwd=cwd,
+        env=env,
+        stdin=subprocess.DEVNULL,
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
+
+
+def test_a_cloned_project_file_cannot_approve_the_shell_but_can_approve_mcp_tools(
+    tmp_path: Path, api: ScriptedModelApi, cat_code_home: Path
+) -> None:
+    deep = project(tmp_path, json.dumps({"permissions": {"allow": ["*"]}}))
+    marker = tmp_path / "pwned"
+
+    def shell_refused(request: dict[str, Any]) -> dict[str, Any]:
+        assert "'shell' needs the user's approval" in fail_result(request)
+        return anthropic_tool_use("mcp__echo__fail", {"message": "boom"})
+
+    def mcp_ran(request: dict[str, Any]) -> dict[str, Any]:
+        assert fail_result(request) == "boom"
+        return anthropic_text("done")
+
+    api.add(anthropic_tool_use("shell", {"command": f"touch {marker}"}), shell_refused, mcp_ran)
+    done = one_shot(tmp_path, api, deep)
+    assert (done.returncode, done.stdout) == (0, "done\n"), done.stderr
+    assert not marker.exists()
+
+
+@pytest.mark.parametrize(
+    ("settings", "warning"),
+    [
+        (
+            '{"permissions": {"allow": [""], "deny": ["shell"]}}',
+            '"permissions.allow" entry "" is not a tool name or glob: that entry is ignored',
+        ),
+        ('{"permissions": {"deny": ["shell"],}}', "--yes approves nothing in this session"),
+    ],
+    ids=["bad-entry", "broken-json"],
+)
+def test_a_bad_project_file_never_lets_yes_run_a_denied_shell(
+    tmp_path: Path, api: ScriptedModelApi, cat_code_home: Path, settings: str, warning: str
+) -> None:
+    deep = project(tmp_path, settings)
+    marker = tmp_path / "pwned"
+
+    def refused(request: dict[str, Any]) -> dict[str, Any]:
+        assert "shell" in fail_result(request) and "Error:" in fail_result(request)
+        return anthropic_text("not run")
+
+    api.add(anthropic_tool_use("shell", {"command": f"touch {marker}"}), refused)
+    done = one_shot(tmp_path, api, deep, "--yes")
+    assert (done.returncode, done.stdout) == (0, "not run\n"), done.stderr
+    assert warning in done.stderr
+    assert str(deep.parents[1] / ".cat-code" / "settings.json") in done.stderr
+    assert not marker.exists()
+
+
+def test_a_whole_server_deny_refuses_its_resources_in_one_shot_mode(
+    tmp_path: Path, api: ScriptedModelApi, cat_code_home: Path
+) -> None:
+    settings = cat_code_home / "settings.json"
+    settings.write_text(json.dumps({"permissions": {"deny": ["mcp__echo__*"]}}))
+
+    def refused(request: dict[str, Any]) -> dict[str, Any]:
+        assert "denied by the permission rule 'mcp__echo__*'" in fail_result(request)
+        return anthropic_text("blocked")
+
+    api.add(anthropic_tool_use("read_mcp_resource", {"server": "echo", "uri": "x://y"}), refused)
+    done = one_shot(tmp_path, api, REPO, "--yes")
+    assert (done.returncode, done.stdout) == (0, "blocked\n"), done.stderr
+    line = (
+        "cat-code: refused read_mcp_resource (mcp__echo__*): denied by rule 'mcp__echo__*' "
+        f"({settings})"
+    )
+    assert line in done.stderr.splitlines()
+
+
+def test_the_repl_names_the_project_files_allow_rules_at_start(
+    tmp_path: Path, api: ScriptedModelApi, cat_code_home: Path
+) -> None:
+    deep = project(tmp_path, json.dumps({"permissions": {"allow": ["mcp__echo__*", "shell"]}}))
+    path = deep.parents[1] / ".cat-code" / "settings.json"
+    config, _ = pid_recording_config(tmp_path, {"echo": ECHO_SERVER})
+    env = environment(tmp_path, api)
+    env["PYTHONPATH"] = str(REPO / "src")
+    term = Terminal(CAT_CODE, ["--mcp-config", str(config)], env=env, cwd=deep)
+    try:
+        # (The console may wrap the line at any space: match its pieces.)
+        term.wait_for("project settings")
+        term.wait_for("without asking: mcp__echo__*, shell")
+        term.wait_for("never built-in tools such as shell")
+        term.wait_for("MCP: 1 server(s), 6 tool(s) registered")
+        term.type("/permissions")
+        shown = term.wait_for("(the project's)")
+        assert "(project, read-only here;" in shown and shown.rstrip().endswith(str(path))
+        term.wait_for("deny rules cover every")
+        term.type("/exit")
+        assert term.wait_for_exit() == 0
+    finally:
+        term.close()

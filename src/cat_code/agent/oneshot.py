@@ -152,12 +152,14 @@ async def _run(args: argparse.Namespace, prompt: str) -> int:
                     )
             from cat_code.mcp.resource_tools import resource_tools
 
-            registry = ToolRegistry([*builtin_tools(Path.cwd()), *resource_tools(pool)])
             rules = RuleBook.from_settings()
             for warning in rules.warnings():
                 _say(f"cat-code: warning: {warning}")
             permissions = Permissions(
                 approve_all=args.yes, allow_patterns=args.allow_tool, rules=rules
+            )
+            registry = ToolRegistry(
+                [*builtin_tools(Path.cwd()), *resource_tools(pool, permissions.denies_server)]
             )
             pool.register_into(registry)
             agent = Agent(

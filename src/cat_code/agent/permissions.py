@@ -1,26 +1,40 @@
 """Which tool calls may run: read-only tools freely, the rest with the user's approval.
 
-Order of the rules: a ``deny`` rule matching the registered name refuses, without
-asking and whatever else says yes (read-only, ``--yes``, an allow rule); a read-only
-tool runs; ``--yes`` approves everything; an ``--allow-tool`` glob approves; an
-``allow`` rule approves; otherwise the asker (the REPL's question) decides, and with no
-asker (one-shot mode) the call is refused. A refusal is never an exception: the loop
-turns it into an error result the model reads, worded so the model knows why and what
-the user can do; a refusal by a rule also carries a short ``notice`` for the user.
+Order of the rules: a ``deny`` rule matching the registered name — or one of the names
+the tool gives for a call (`Tool.permission_subjects`: the resource tools name the
+server they would read, as ``mcp__<server>__*``) — refuses, without asking and whatever
+else says yes (read-only, ``--yes``, an allow rule); a read-only tool runs; ``--yes``
+approves everything, unless a settings file's deny list could not be read (then nobody
+knows what is denied, so ``--yes`` approves nothing that session); an ``--allow-tool``
+glob approves; an ``allow`` rule approves; otherwise the asker (the REPL's question)
+decides, and with no asker (one-shot mode) the call is refused. A refusal is never an
+exception: the loop turns it into an error result the model reads, worded so the model
+knows why and what the user can do; a refusal by a rule also carries a short ``notice``
+for the user.
 
-Rules (`RuleBook`) are tool names or globs (``mcp__echo__*`` is every tool of server
-``echo``) read from the user's ``$CAT_CODE_HOME/settings.json`` and the project's
-``./.cat-code/settings.json`` (``{"permissions": {"allow": [...], "deny": [...]}}``).
-"Always" answers are saved to the user's file; only that file is ever written. A file
-that cannot be read is named in a warning, left untouched, and its rules ignored; the
-answers then last for this session only.
+Rules (`RuleBook`) are tool names or globs read from the user's
+``$CAT_CODE_HOME/settings.json`` and the project's ``.cat-code/settings.json`` (the
+nearest up to the git root, see `project_settings_path`), as
+``{"permissions": {"allow": [...], "deny": [...]}}``. A server rule ``mcp__<server>__*``
+covers exactly that server's tools (by the tool's owner, so server ``a`` never covers
+server ``a__b``'s); other globs match the registered name.
+
+A project file comes with whatever was cloned, so it is trusted less: its ``allow``
+rules only ever cover MCP tools, never built-in ones (``shell`` and the like), whatever
+the glob; its ``deny`` rules cover everything. "Always" answers are saved to the user's
+file; only that file is ever written. ``allow`` and ``deny`` are read separately and
+entry by entry: a bad entry is named in a warning and skipped, the others hold. A file
+that cannot be read at all is named in a warning, left untouched, and its rules
+ignored; the answers then last for this session only.
 """
 
 from __future__ import annotations
 
 import enum
 import fnmatch
+import json
 import logging
+import re
 from collections.abc import Awaitable, Callable, Iterable
 from dataclasses import dataclass
 from pathlib import Path
@@ -78,6 +92,15 @@ def server_rule(server: str) -> str:
     return f"mcp__{sanitize(server)}__*"
 
 
+_SERVER_RULE = re.compile(r"mcp__([A-Za-z0-9_-]+)__\*")
+
+
+def ruled_server(pattern: str) -> str | None:
+    """The (sanitised) server a server rule ``mcp__<server>__*`` is about, else None."""
+    found = _SERVER_RULE.fullmatch(pattern)
+    return found.group(1) if found else None
+
+
 @dataclass(frozen=True, slots=True)
 class Rule:
     """One ``allow`` or ``deny`` entry: a tool name or a glob over registered names."""
@@ -87,8 +110,18 @@ class Rule:
     source: Source
     path: Path | None = None
 
-    def matches(self, tool_name: str) -> bool:
-        return fnmatch.fnmatchcase(tool_name, self.pattern)
+    def matches(self, name: str, server: str | None = None) -> bool:
+        """Whether the rule covers ``name`` — a tool of MCP server ``server`` when given,
+        else a built-in tool or a name from `Tool.permission_subjects`."""
+        ruled = ruled_server(self.pattern)
+        if ruled is not None:
+            from cat_code.mcp.adapter import sanitize
+
+            if server is not None:  # the owner decides: "a" must not cover "a__b"'s tools
+                return sanitize(server) == ruled and name.startswith(f"mcp__{ruled}__")
+            if name.endswith("__*"):  # a whole server, as a resource tool names it
+                return name == self.pattern
+        return fnmatch.fnmatchcase(name, self.pattern)
 
     @property
     def origin(self) -> str:
@@ -100,22 +133,48 @@ class RuleError(ValueError):
     """``/permissions remove`` could not remove what it was given; the message says why."""
 
 
-def rules_in(settings: Settings, source: Source, path: Path) -> list[Rule]:
-    """The rules of one settings file; `SettingsError` when ``permissions`` is malformed."""
+@dataclass(frozen=True, slots=True)
+class Problem:
+    """Something wrong in a settings file, as a phrase following its path."""
+
+    path: Path
+    text: str
+    #: Its deny list could not be read at all: what is denied is unknown.
+    deny_unknown: bool = False
+
+
+def rules_in(settings: Settings, source: Source, path: Path) -> tuple[list[Rule], list[Problem]]:
+    """The usable rules of one settings file and what is wrong with the rest: ``allow``
+    and ``deny`` are read separately and entry by entry, so one bad entry costs only
+    itself."""
     block = settings.get("permissions")
     if block is None:
-        return []
+        return [], []
     if not isinstance(block, dict):
-        raise SettingsError(path, '"permissions" must be an object with "allow" and "deny" lists')
+        problem = '"permissions" must be an object with "allow" and "deny" lists'
+        return [], [Problem(path, f"{problem}: its permission rules are ignored", True)]
     rules: list[Rule] = []
+    problems: list[Problem] = []
     for effect in EFFECTS:
         entries = block.get(effect, [])
-        if not isinstance(entries, list) or not all(isinstance(e, str) and e for e in entries):
-            raise SettingsError(
-                path, f'"permissions.{effect}" must be a list of tool names or globs'
-            )
-        rules.extend(Rule(e, effect, source, path) for e in entries)
-    return rules
+        if not isinstance(entries, list):
+            text = f'"permissions.{effect}" must be a list of tool names or globs'
+            lost = effect == "deny"
+            problems.append(Problem(path, f"{text}: its {effect} rules are ignored", lost))
+            continue
+        for entry in entries:
+            if isinstance(entry, str) and entry.strip():
+                rules.append(Rule(entry, effect, source, path))
+            else:
+                shown = json.dumps(entry, ensure_ascii=False)
+                problems.append(
+                    Problem(
+                        path,
+                        f'"permissions.{effect}" entry {shown} is not a tool name or glob: '
+                        "that entry is ignored, the others hold",
+                    )
+                )
+    return rules, problems
 
 
 class RuleBook:
@@ -127,8 +186,10 @@ class RuleBook:
         same = project_file is not None and user_file is not None and _same(project_file, user_file)
         self.project_file = None if same else project_file
         self.rules: list[Rule] = []
-        #: What is wrong with each file that could not be used, by file.
+        #: What is wrong with each file that could not be used at all, by file.
         self.problems: dict[Path, str] = {}
+        #: Bad parts of files that were read (bad entries, a list that is not one).
+        self.faults: list[Problem] = []
         self._session: list[Rule] = []
         self.reload()
 
@@ -141,6 +202,7 @@ class RuleBook:
         """Read both files again (another cat-code may have saved an answer meanwhile)."""
         rules: list[Rule] = []
         self.problems = {}
+        self.faults = []
         sources: tuple[tuple[Source, Path | None], ...] = (
             ("user", self.user_file),
             ("project", self.project_file),
@@ -149,23 +211,53 @@ class RuleBook:
             if path is None:
                 continue
             try:
-                rules.extend(rules_in(read_settings(path), source, path))
+                settings = read_settings(path)
             except SettingsError as exc:
                 self.problems[path] = exc.problem
+                continue
+            found, faults = rules_in(settings, source, path)
+            rules.extend(found)
+            self.faults.extend(faults)
         self.rules = rules + self._session
 
+    @property
+    def deny_unknown(self) -> list[Path]:
+        """The files whose deny list could not be read at all (``--yes`` is off then)."""
+        return [*self.problems, *(f.path for f in self.faults if f.deny_unknown)]
+
     def warnings(self) -> list[str]:
-        """One line per file that could not be used: what is wrong and what follows."""
+        """One line per problem in the files: what is wrong and what follows."""
         lines = []
         for path, problem in self.problems.items():
             line = f"settings file {path} {problem}: its permission rules are ignored"
             if path == self.user_file:
                 line += ', and it will not be changed ("always" answers last for this session)'
-            lines.append(line)
+            lines.append(line + _NO_YES)
+        for fault in self.faults:
+            lines.append(f"settings file {fault.path}: {fault.text}" + _NO_YES * fault.deny_unknown)
         return lines
 
-    def find(self, effect: Effect, tool_name: str) -> Rule | None:
-        return next((r for r in self.rules if r.effect == effect and r.matches(tool_name)), None)
+    def project_allows(self) -> str | None:
+        """The note shown at start when the project's file allows tools, else None."""
+        allowed = [r.pattern for r in self.rules if r.source == "project" and r.effect == "allow"]
+        if not allowed:
+            return None
+        return (
+            f"project settings {self.project_file} allow without asking: {', '.join(allowed)} "
+            "(a project's allow rules cover MCP tools only, never built-in tools such as shell)"
+        )
+
+    def find(self, effect: Effect, name: str, server: str | None = None) -> Rule | None:
+        """The first rule of ``effect`` covering ``name`` (see `Rule.matches`); a project
+        allow rule never covers a built-in tool (``server`` None: not an MCP tool)."""
+        for rule in self.rules:
+            if rule.effect != effect:
+                continue
+            if effect == "allow" and rule.source == "project" and server is None:
+                continue
+            if rule.matches(name, server):
+                return rule
+        return None
 
     def remember(self, pattern: str) -> str | None:
         """Save an ``allow`` rule to the user's file; a warning when it lasts only for this
@@ -219,6 +311,14 @@ class RuleBook:
             targets = [r for r in self.rules if r.pattern == spec]
             if not targets:
                 raise RuleError(f"no permission rule {spec!r} (/permissions lists them)")
+            if len({r.effect for r in targets}) > 1:
+                numbers = ", ".join(
+                    f"{n} ({r.effect})" for n, r in enumerate(self.rules, 1) if r.pattern == spec
+                )
+                raise RuleError(
+                    f"{spec!r} is both an allow and a deny rule (numbers {numbers}): "
+                    "say which with /permissions remove N"
+                )
         removable = [r for r in targets if r.source != "project"]
         if not removable:
             project = targets[0]
@@ -268,16 +368,32 @@ class RuleBook:
             for number, rule in enumerate(self.rules, 1):
                 where = rule.origin
                 if rule.source == "project":
-                    where += " (project, read-only here)"
+                    where += " (project, read-only here"
+                    where += "; MCP tools only)" if rule.effect == "allow" else ")"
                 lines.append(
                     f"  {number:>2}. {rule.effect:<5}  {rule.pattern.ljust(width)}  {where}"
                 )
         lines.extend(f"  ! {warning}" for warning in self.warnings())
-        files = [f for f in (self.user_file, self.project_file) if f is not None]
+        files = []
+        if self.user_file is not None:
+            files.append(f"{self.user_file} (yours)")
+        if self.project_file is not None:
+            files.append(f"{self.project_file} (the project's)")
         if files:
-            lines.append("  read from " + " and ".join(map(str, files)))
+            lines.append("  read from " + " and ".join(files))
+        lines.append(
+            "  a project's allow rules cover MCP tools (mcp__…) only, never built-in tools such "
+            "as shell; its deny rules cover every tool"
+        )
         lines.append("  /permissions remove RULE (or its number) removes one from your file")
         return "\n".join(lines)
+
+
+#: Said of a file whose deny list could not be read (see `Permissions.standing_decision`).
+_NO_YES = (
+    "; its deny rules are unknown, so --yes approves nothing in this session "
+    "(tool calls are asked about, and refused with -p)"
+)
 
 
 def _same(a: Path, b: Path) -> bool:
@@ -306,40 +422,54 @@ class Permissions:
         #: Told when an "always" answer could not be saved (the REPL shows it).
         self.on_warning: Callable[[str], None] = lambda text: logger.warning("%s", text)
 
-    def standing_decision(self, tool: Tool) -> Decision | None:
+    def standing_decision(
+        self, tool: Tool, arguments: dict[str, Any] | None = None
+    ) -> Decision | None:
         """The decision the rules make without asking, or None when the user must be asked."""
-        deny = self.rules.find("deny", tool.name)
-        if deny is not None:
+        server = server_of(tool)
+        subjects = [(tool.name, server)]
+        subjects += [(name, None) for name in tool.permission_subjects(arguments or {})]
+        for name, owner in subjects:
+            deny = self.rules.find("deny", name, owner)
+            if deny is None:
+                continue
+            what = tool.name if name == tool.name else f"{tool.name} ({name})"
             return Decision(
                 False,
-                f"Error: '{tool.name}' is denied by the permission rule '{deny.pattern}' in "
+                f"Error: '{what}' is denied by the permission rule '{deny.pattern}' in "
                 f"{deny.origin}, so it was not run. Do not call it again; continue without it, "
                 "or tell the user that this rule blocks it (/permissions shows the rules).",
-                notice=f"refused {tool.name}: denied by rule '{deny.pattern}' ({deny.origin})",
+                notice=f"refused {what}: denied by rule '{deny.pattern}' ({deny.origin})",
             )
         if tool.read_only:
             return Decision(True, "read-only")
-        if self.approve_all:
+        if self.approve_all and not self.rules.deny_unknown:
             return Decision(True, "--yes")
         for pattern in self.allow_patterns:
             if fnmatch.fnmatchcase(tool.name, pattern):
                 return Decision(True, f"--allow-tool {pattern}")
-        allow = self.rules.find("allow", tool.name)
+        allow = self.rules.find("allow", tool.name, server)
         if allow is not None:
             return Decision(True, f"allowed by rule {allow.pattern} ({allow.origin})")
         return None
 
     async def authorize(self, tool: Tool, arguments: dict[str, Any]) -> Decision:
         """Decide one call, asking the user when the rules do not settle it."""
-        decision = self.standing_decision(tool)
+        decision = self.standing_decision(tool, arguments)
         if decision is not None:
             return decision
         if self.asker is None:
+            how = f"--yes or --allow-tool '{tool.name}'."
+            if self.approve_all:  # --yes was given but is off: say why
+                unknown = ", ".join(map(str, self.rules.deny_unknown))
+                how = (
+                    f"--allow-tool '{tool.name}' (--yes is off in this session: the deny "
+                    f"rules of {unknown} cannot be read)."
+                )
             return Decision(
                 False,
                 f"Error: '{tool.name}' needs the user's approval, and this non-interactive "
-                f"session cannot ask. The user can allow it with --yes or "
-                f"--allow-tool '{tool.name}'.",
+                f"session cannot ask. The user can allow it with {how}",
             )
         answer = await self.asker(tool, arguments)
         if answer in (Answer.ALWAYS_TOOL, Answer.ALWAYS_SERVER):
@@ -359,15 +489,21 @@ class Permissions:
         logger.debug("%s approved: %s", tool.name, answer.value)
         return Decision(True, answer.value)
 
+    def denies_server(self, server: str) -> bool:
+        """Whether a deny rule covers every tool of MCP ``server`` (its resources then too)."""
+        return self.rules.find("deny", server_rule(server)) is not None
+
 
 __all__ = [
     "Answer",
     "Asker",
     "Decision",
     "Permissions",
+    "Problem",
     "Rule",
     "RuleBook",
     "RuleError",
+    "ruled_server",
     "server_of",
     "server_rule",
 ]

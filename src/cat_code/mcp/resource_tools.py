@@ -8,15 +8,20 @@ also as an image, for models that take them), a window of it at a time when it i
 registered only when MCP servers are configured, and work through the pool, so a server
 that reconnects or changes its list needs nothing re-registered. Like every tool they
 never raise: a failure is an error result naming the server and the URI.
+
+Permission rules see through them: a call naming a ``server`` gives ``mcp__<server>__*``
+as a permission subject, so a rule denying every tool of that server refuses it too;
+``list_mcp_resources`` without a server leaves out the servers ``hidden`` says are denied.
 """
 
 from __future__ import annotations
 
 import json
 import logging
+from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
-from cat_code.mcp.adapter import media_of
+from cat_code.mcp.adapter import media_of, sanitize
 from cat_code.mcp.errors import McpClientError, McpError, describe_error
 from cat_code.mcp.resource_excerpt import excerpt
 from cat_code.mcp.resources import contents_text
@@ -32,6 +37,16 @@ LIST_NAME = "list_mcp_resources"
 READ_NAME = "read_mcp_resource"
 #: The spec's "resource not found" code before 2026 (2026 servers use -32602).
 RESOURCE_NOT_FOUND = -32002
+
+
+def _server_subjects(arguments: dict[str, Any]) -> list[str]:
+    """The whole server a call is about, as the rule covering all its tools names it."""
+    server = arguments.get("server")
+    return [f"mcp__{sanitize(server)}__*"] if isinstance(server, str) and server else []
+
+
+def _never(server: str) -> bool:
+    return False
 
 
 class ListMcpResourcesTool(Tool):
@@ -51,8 +66,13 @@ class ListMcpResourcesTool(Tool):
     }
     read_only = True
 
-    def __init__(self, pool: McpPool) -> None:
+    def __init__(self, pool: McpPool, hidden: Callable[[str], bool] = _never) -> None:
         self.pool = pool
+        #: Servers left out of a listing of all (those a permission rule denies).
+        self.hidden = hidden
+
+    def permission_subjects(self, arguments: dict[str, Any]) -> list[str]:
+        return _server_subjects(arguments)
 
     async def execute(
         self, arguments: dict[str, Any], *, progress: ProgressCallback | None = None
@@ -65,11 +85,21 @@ class ListMcpResourcesTool(Tool):
             templates = await self.pool.resource_templates(server or None)
         except McpClientError as exc:
             return ToolResult.error(f"Error: {describe_error(exc)}")
+
+        def shown(name: str) -> bool:  # one server asked for: the permission check ran
+            return bool(server) or not self.hidden(name)
+
         listed: list[dict[str, Any]] = [
-            {"server": name, **_public(entry)} for name, entry in resources.items
+            {"server": name, **_public(entry)} for name, entry in resources.items if shown(name)
         ]
-        listed += [{"server": name, **_public(entry)} for name, entry in templates.items]
-        failures = {**templates.failures, **resources.failures}
+        listed += [
+            {"server": name, **_public(entry)} for name, entry in templates.items if shown(name)
+        ]
+        failures = {
+            name: why
+            for name, why in {**templates.failures, **resources.failures}.items()
+            if shown(name)
+        }
         body = json.dumps(listed, ensure_ascii=False, indent=1) if listed else "no resources"
         for name, why in failures.items():
             body += f"\n(MCP server '{name}' could not list its resources: {why})"
@@ -103,6 +133,9 @@ class ReadMcpResourceTool(Tool):
 
     def __init__(self, pool: McpPool) -> None:
         self.pool = pool
+
+    def permission_subjects(self, arguments: dict[str, Any]) -> list[str]:
+        return _server_subjects(arguments)
 
     async def execute(
         self, arguments: dict[str, Any], *, progress: ProgressCallback | None = None
@@ -153,11 +186,12 @@ def _public(entry: Any) -> dict[str, Any]:
     return {k: v for k, v in entry.items() if k not in ("_meta", "icons")}
 
 
-def resource_tools(pool: McpPool) -> list[Tool]:
-    """The resource tools, reading through ``pool`` (none when no server is configured)."""
+def resource_tools(pool: McpPool, hidden: Callable[[str], bool] = _never) -> list[Tool]:
+    """The resource tools, reading through ``pool`` (none when no server is configured);
+    ``hidden`` names the servers a listing of all leaves out (see the module docstring)."""
     if not pool.servers:
         return []
-    return [ListMcpResourcesTool(pool), ReadMcpResourceTool(pool)]
+    return [ListMcpResourcesTool(pool, hidden), ReadMcpResourceTool(pool)]
 
 
 __all__ = [

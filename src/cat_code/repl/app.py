@@ -200,6 +200,8 @@ class Repl:
         self._banner()
         for warning in self.rules.warnings():
             self.console.print(note_line(f"warning: {warning}"))
+        if (allows := self.rules.project_allows()) is not None:
+            self.console.print(note_line(allows))
         self.pool = McpPool(
             load_config_from_args(self.args), elicitation_handler=self._elicit, roots=self.roots
         )
@@ -248,7 +250,7 @@ class Repl:
             await pool.connect_all()
             await _list_prompts(pool)
             try:
-                for tool in resource_tools(pool):
+                for tool in resource_tools(pool, self.permissions.denies_server):
                     self.registry.register(tool)
                 pool.register_into(self.registry)
             except DuplicateToolError as exc:

@@ -61,6 +61,11 @@ class Tool(ABC):
     #: owner (an MCP server entry's ``"alwaysLoad": true``); built-in tools always are.
     always_load: bool = False
 
+    def permission_subjects(self, arguments: dict[str, Any]) -> list[str]:
+        """Names besides its own that the permission rules check for this call: a deny
+        rule covering any of them refuses it (a resource tool names the server it reads)."""
+        return []
+
     @abstractmethod
     async def execute(
         self, arguments: dict[str, Any], *, progress: ProgressCallback | None = None
