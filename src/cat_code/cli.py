@@ -13,7 +13,7 @@ import argparse
 import logging
 import sys
 from collections.abc import Sequence
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 from cat_code import __version__
 
@@ -116,8 +116,8 @@ def build_parser() -> argparse.ArgumentParser:
         help="approve tools whose registered name matches this glob (repeatable)",
     )  # fmt: skip
     parser.add_argument(
-        "--max-turns", type=int, default=None, metavar="N",
-        help="stop after N model turns per prompt (default 50)",
+        "--max-turns", action=_MaxTurns, default=None, metavar="N",
+        help="stop after N model turns per prompt (a whole number >= 1; default 50)",
     )  # fmt: skip
     commands = parser.add_subparsers(dest="command", metavar="COMMAND")
     mcp = commands.add_parser(
@@ -210,17 +210,19 @@ def build_parser() -> argparse.ArgumentParser:
         "-t",
         "--transport",
         choices=("http", "sse", "stdio"),
-        help="a URL server's transport: http (default) or sse",
+        help="http (a URL's default: Streamable HTTP) or sse for a URL; stdio (the "
+        "default) for a command after --",
     )
     add_cmd.add_argument(
         "-f", "--force", action="store_true", help="replace an existing entry of the same name"
     )
-    add_cmd.add_argument("name", metavar="NAME", help="the server's name")
+    # NAME is read with the rest (mcp/manage.py `parse_add`): as a positional of its own,
+    # argparse would swallow a "--" right after it, and a command must come after "--".
     add_cmd.add_argument(
         "rest",
         nargs=argparse.REMAINDER,
-        metavar="URL | -- COMMAND [ARGS...]",
-        help="where the server is, or the command that starts it",
+        metavar="NAME {URL | -- COMMAND [ARGS...]}",
+        help="the server's name, then where it is or the command that starts it",
     )
     remove_cmd = mcp_commands.add_parser(
         "remove",
@@ -236,7 +238,8 @@ def build_parser() -> argparse.ArgumentParser:
         "get",
         help="show one server's entry (secrets masked), state and tools",
         description="Show server NAME: where it is defined, its entry with secrets masked "
-        "(env and header values, the URL's password and query values; ${VAR} references "
+        "(env and header values, the URL's password and query values, the value after a "
+        "secret-looking argument: --api-key ****, --token=****; ${VAR} references "
         "are shown as written), then connect it and show its state and tools. Exit 0 when "
         "it connected (or is disabled), 1 when it failed or is not configured.",
     )
@@ -308,6 +311,23 @@ def build_parser() -> argparse.ArgumentParser:
     prompts_cmd.add_argument("server", nargs="?", metavar="SERVER", help="only this server")
     prompts_cmd.add_argument("--json", action="store_true", help="print a JSON array")
     return parser
+
+
+class _MaxTurns(argparse.Action):
+    """``--max-turns N``: a whole number ≥ 1, else a usage error that names the option
+    (0 would silently mean the default, a negative number no turn at all)."""
+
+    def __call__(
+        self,
+        parser: argparse.ArgumentParser,
+        namespace: argparse.Namespace,
+        values: str | Sequence[Any] | None,
+        option_string: str | None = None,
+    ) -> None:
+        text = str(values).strip()
+        if not text.isascii() or not text.isdigit() or int(text) < 1:
+            parser.error(f"--max-turns must be a whole number ≥ 1, not {values!r}")
+        setattr(namespace, self.dest, int(text))
 
 
 def _add_dir(text: str) -> Path:

@@ -222,6 +222,9 @@ def test_add_refuses_a_file_that_is_not_valid_json_and_leaves_it_alone(shell: Sh
         (["bad name", "--", "cmd"], "use letters, digits"),
         (["echo", "--bogus", "--", "cmd"], "unknown option '--bogus'"),
         (["echo", "https://x.example/mcp", "extra"], "unexpected 'extra' after the URL"),
+        (["x", "ftp://foo"], "a URL must start with http:// or https://, not 'ftp://foo'"),
+        (["y", "python3", "s.py"], "put the command after --: cat-code mcp add y -- python3 s.py"),
+        (["echo", "--transport", "ws", "https://x.example"], "must be http, sse or stdio"),
     ],
 )
 def test_add_usage_errors_exit_2_and_write_nothing(
@@ -413,6 +416,24 @@ def test_get_masks_variable_defaults_and_secret_arguments(shell: Shell) -> None:
     assert shown["entry"]["env"] == {"K": "${MY_KEY:-****}"}
     for secret in ("sk-arg-111", "tok-arg-222", "default-secret-333"):
         assert secret not in text.stdout + text.stderr + as_json.stdout + as_json.stderr
+
+
+def test_get_and_list_quote_spaced_arguments_and_keep_masks_bare(shell: Shell) -> None:
+    write(shell.user_file, json.dumps({"mcpServers": {
+        "py": {"command": "./no-such-python", "args": ["-c", "import sys; print(1)",
+                                                       "--api-key", "sk-arg-444"]},
+    }}))  # fmt: skip
+    shown = "./no-such-python -c 'import sys; print(1)' --api-key ****"
+
+    text = shell.run("mcp", "get", "py")
+    as_json = shell.run("mcp", "get", "py", "--json")
+    listed = shell.run("mcp", "list")
+
+    assert text.returncode == as_json.returncode == listed.returncode == 1
+    assert f"  command:   {shown}\n" in text.stdout
+    assert json.loads(as_json.stdout)["target"] == shown
+    assert f"(stdio: {shown})" in listed.stdout
+    assert "sk-arg-444" not in text.stdout + as_json.stdout + listed.stdout
 
 
 def test_get_shows_the_project_entry_that_wins_and_a_disabled_state(shell: Shell) -> None:
@@ -610,3 +631,12 @@ def test_every_verb_has_help(shell: Shell, verb: str) -> None:
     run = shell.run("mcp", verb, "--help")
     assert run.returncode == 0
     assert run.stdout.startswith(f"usage: cat-code mcp {verb}")
+
+
+def test_add_and_get_help_say_what_the_options_and_the_masking_do(shell: Shell) -> None:
+    add = " ".join(shell.run("mcp", "add", "--help").stdout.split())
+    get = " ".join(shell.run("mcp", "get", "--help").stdout.split())
+    # -t lists http, sse and stdio: the help says what each is for.
+    assert "-t {http,sse,stdio}" in add
+    assert "http (a URL's default: Streamable HTTP) or sse for a URL; stdio" in add
+    assert "the value after a secret- looking argument: --api-key ****, --token=****" in get

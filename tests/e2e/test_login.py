@@ -217,7 +217,7 @@ def test_login_and_logout_name_what_cannot_sign_in(tmp_path: Path, cat_code_home
     done = cat_code("--mcp-config", config, "mcp", "logout", "remote", home=cat_code_home, cwd=REPO)
     assert (done.returncode, done.stdout) == (
         0,
-        "Signed out of remote. (It had no sign-in stored.)\n",
+        "No sign-in was stored for 'remote'; nothing to do.\n",
     )
 
 

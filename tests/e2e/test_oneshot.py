@@ -155,6 +155,16 @@ def test_without_a_model_one_shot_exits_1_saying_how_to_configure_one(tmp_path: 
     assert "No model configured" in run.stderr and "ANTHROPIC_API_KEY" in run.stderr
 
 
+@pytest.mark.parametrize("value", ["0", "-1", "two"])
+def test_max_turns_below_one_is_a_usage_error_before_anything_runs(
+    tmp_path: Path, value: str
+) -> None:
+    run = cat_code(environment(tmp_path), "-p", "hi", "--max-turns", value)
+    assert (run.returncode, run.stdout) == (2, "")
+    assert f"cat-code: error: --max-turns must be a whole number ≥ 1, not '{value}'" in run.stderr
+    assert "No model configured" not in run.stderr
+
+
 def test_one_shot_through_an_openai_compatible_server_with_the_prompt_on_stdin(
     tmp_path: Path,
 ) -> None:

@@ -520,7 +520,10 @@ def test_tool_filters_timeouts_and_output_limits_are_read(tmp_path: Path) -> Non
     ("field", "value", "named"),
     [
         ("includeTools", "echo", "'includeTools' must be an array"),
-        ("excludeTools", ["ok", 3], "'excludeTools' must be an array"),
+        ("excludeTools", {"a": 1}, "'excludeTools' must be an array of tool names or globs"),
+        ("excludeTools", [1], "'excludeTools[0]' must be a non-empty string, not a number"),
+        ("excludeTools", ["ok", None], "'excludeTools[1]' must be a non-empty string, not null"),
+        ("includeTools", ["ok", ""], "'includeTools[1]' must be a non-empty string, not an empty"),
         ("toolTimeoutMs", 0, "'toolTimeoutMs' must be a positive number"),
         ("maxOutputTokens", 1.5, "'maxOutputTokens' must be a positive whole number"),
         ("maxOutputTokens", True, "'maxOutputTokens' must be a positive whole number"),
@@ -540,3 +543,13 @@ def test_status_targets_mask_secret_arguments_and_url_credentials(tmp_path: Path
     assert entry.target == "srv --api-key **** -v"
     remote = only(load_one(tmp_path, {"url": "https://u:pw@h.example/mcp?token=abc"}))
     assert remote.target == "https://****@h.example/mcp?token=****"
+
+
+def test_status_targets_quote_arguments_that_need_it_but_not_masks_or_variables(
+    tmp_path: Path,
+) -> None:
+    args = ["-c", "import sys; print(1)", "--token", "t0k", "--key=${K:-dflt}", "", "it's"]
+    entry = only(load_one(tmp_path, {"command": "python3", "args": args}))
+    assert entry.target == (
+        "python3 -c 'import sys; print(1)' --token **** --key=${K:-****} '' 'it'\"'\"'s'"
+    )

@@ -13,7 +13,14 @@ from cat_code.mcp.manage import (
     UsageError,
     parse_add,
 )
-from cat_code.mcp.masking import mask_args, mask_entry, mask_url, mask_value
+from cat_code.mcp.masking import (
+    mask_args,
+    mask_entry,
+    mask_url,
+    mask_value,
+    masked_target,
+    shown_command,
+)
 
 
 def add(*argv: str) -> AddRequest:
@@ -33,10 +40,24 @@ def test_a_double_dash_right_after_the_name_works_too() -> None:
     assert add("srv", "--", "python3", "server.py", "-v").command == ["python3", "server.py", "-v"]
 
 
-def test_a_command_without_double_dash_keeps_its_own_options() -> None:
-    assert add("srv", "python3", "server.py", "--port", "1").command == [
-        "python3", "server.py", "--port", "1"
-    ]  # fmt: skip
+def test_a_command_without_double_dash_is_refused_showing_where_to_put_it() -> None:
+    # Without --, a command's own options would be read as mcp add's: the usage says --.
+    with pytest.raises(UsageError) as caught:
+        add("srv", "python3", "server.py", "--port", "1")
+    assert str(caught.value) == (
+        "put the command after --: cat-code mcp add srv -- python3 server.py --port 1"
+    )
+    with pytest.raises(UsageError, match=r"put the command after --: .* -- python3 -c 'a b'"):
+        add("-e", "A=1", "srv", "python3", "-c", "a b")
+
+
+@pytest.mark.parametrize(
+    "argv",
+    [("x", "ftp://foo"), ("x", "ws://h.example/mcp", "-H", "A: b"), ("x", "--", "file:///srv")],
+)
+def test_a_url_that_is_not_http_is_refused_not_taken_for_a_command(argv: tuple[str, ...]) -> None:
+    with pytest.raises(UsageError, match=r"^a URL must start with http:// or https://, not '"):
+        add(*argv)
 
 
 def test_a_url_takes_options_before_and_after_it() -> None:
@@ -118,6 +139,18 @@ def test_mask_args_hides_the_values_of_secret_looking_options() -> None:
     ]  # fmt: skip
     # An option that looks secret but is followed by another option has no value to hide.
     assert mask_args(["--token", "--verbose", 7]) == ["--token", "--verbose", 7]
+
+
+def test_a_shown_command_is_quoted_where_a_word_needs_it_masks_and_variables_left_bare() -> None:
+    assert shown_command(["python3", "-c", "import sys; print(sys.argv)", "a b", "", "ok.py"]) == (
+        "python3 -c 'import sys; print(sys.argv)' 'a b' '' ok.py"
+    )
+    assert shown_command(["srv", "${DIR}", "--token=${T:-****}", "****", "*.py"]) == (
+        "srv ${DIR} --token=${T:-****} **** '*.py'"
+    )
+    assert masked_target({"command": "srv", "args": ["--api-key", "sk 1", "x y"]}) == (
+        "srv --api-key **** 'x y'"
+    )
 
 
 def test_mcp_config_after_the_name_is_read_too() -> None:

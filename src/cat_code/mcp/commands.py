@@ -421,7 +421,7 @@ async def _logout(config: McpConfig, name: str) -> int:
         if sign_out(entry, FileTokenStore()):
             _print(f"Signed out of {name}.")
         else:
-            _print(f"Signed out of {name}. (It had no sign-in stored.)")
+            _print(f"No sign-in was stored for '{name}'; nothing to do.")
         return EXIT_OK
 
     return await run_until_signal(_Nothing(), work)

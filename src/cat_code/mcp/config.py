@@ -23,7 +23,7 @@ from typing import TYPE_CHECKING, Any, Literal
 from urllib.parse import urlsplit
 
 from cat_code.mcp.errors import ConfigError
-from cat_code.mcp.masking import masked_target
+from cat_code.mcp.masking import masked_target, shown_command
 
 if TYPE_CHECKING:  # imported when an entry has an ``oauth`` block: stdio runs never load it
     from cat_code.mcp.auth.types import OAuthSettings
@@ -116,7 +116,7 @@ class StdioServerConfig(_ServerEntry):
     cwd: str | None = None
 
     def _expanded_target(self) -> str:
-        return " ".join([self.command, *self.args]).strip()
+        return shown_command([self.command, *self.args])
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -355,10 +355,14 @@ def parse_entry(
         value = raw.get(key)
         if value is None:
             return None
-        if not isinstance(value, list) or not all(isinstance(v, str) and v for v in value):
+        if not isinstance(value, list):
             raise ConfigError(
                 f"{where}: '{key}' must be an array of tool names or globs, not {_json_type(value)}"
             )
+        for i, item in enumerate(value):
+            if not isinstance(item, str) or not item:
+                got = _json_type(item) if item != "" else "an empty string"
+                raise ConfigError(f"{where}: '{key}[{i}]' must be a non-empty string, not {got}")
         return tuple(value)
 
     include_tools = get_names("includeTools")

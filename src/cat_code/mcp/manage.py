@@ -24,11 +24,12 @@ import dataclasses
 import json
 import os
 import re
+import shlex
 import sys
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, NoReturn
 
 from cat_code.mcp.config import (
     BrokenServer,
@@ -41,7 +42,7 @@ from cat_code.mcp.config import (
 from cat_code.mcp.config_edit import ConfigEditError, ConfigFile
 from cat_code.mcp.errors import ConfigError
 from cat_code.mcp.import_sources import SOURCES, FoundServer, scan
-from cat_code.mcp.masking import mask_entry, mask_url, masked_target
+from cat_code.mcp.masking import mask_entry, mask_url, masked_target, shown_command
 
 if TYPE_CHECKING:
     from cat_code.mcp.adapter import McpTool
@@ -61,6 +62,8 @@ TRY_TIMEOUT_S = 30.0
 _UNSET_STAND_IN = "https://unset.invalid"
 _VAR = re.compile(r"\$\{([A-Za-z_][A-Za-z0-9_]*)(?::-([^}]*))?\}")
 _NAME = re.compile(r"^[A-Za-z0-9_.-]+$")
+#: A word that is meant as a URL, whatever its scheme (``ftp://h``, ``ws://h``).
+_URL_LIKE = re.compile(r"^[A-Za-z][A-Za-z0-9+.-]*://")
 
 
 class UsageError(Exception):
@@ -207,13 +210,22 @@ _ADD_OPTIONS: dict[str, tuple[str, bool]] = {
 
 def parse_add(args: argparse.Namespace) -> AddRequest:
     """Take ``mcp add``'s arguments apart: options, then a URL (more options may follow)
-    or a command; everything after ``--`` is the command, its options included.
+    or ``--`` and a command; everything after ``--`` is the command, its options included.
+    A command without ``--`` is refused (its options would be read as ``mcp add``'s), so
+    is a URL that is not http(s) (``ftp://h`` is a typo, not a command to run).
 
-    argparse hands over everything after NAME untouched (its ``*`` positionals cannot be
-    followed by ``--`` in Python 3.11), so the options after NAME are read here.
+    argparse hands over NAME and everything after it untouched (its ``*`` positionals
+    cannot be followed by ``--`` in Python 3.11, and a positional NAME would swallow a
+    ``--`` right after it), so NAME and the options after it are read here.
     """
+    words: list[str] = list(args.rest)
+    if not words or words[0].startswith("-"):
+        raise UsageError(
+            "say which server to add: cat-code mcp add NAME -- COMMAND [ARGS...], "
+            "or cat-code mcp add NAME https://HOST/PATH"
+        )
     request = AddRequest(
-        name=args.name,
+        name=words[0],
         scope=args.scope,
         env=list(args.env or []),
         headers=list(args.header or []),
@@ -221,7 +233,7 @@ def parse_add(args: argparse.Namespace) -> AddRequest:
         force=args.force,
         mcp_config=list(getattr(args, "mcp_config", None) or []),
     )
-    rest: list[str] = list(args.rest)
+    rest = words[1:]
     i = 0
     while i < len(rest):
         token = rest[i]
@@ -256,26 +268,35 @@ def parse_add(args: argparse.Namespace) -> AddRequest:
                 f"unknown option {token!r} for mcp add (put the server's command and its "
                 f"options after --: cat-code mcp add {request.name} -- COMMAND ARGS...)"
             )
-        if request.url is None and not token.startswith(("http://", "https://")):
-            request.command = rest[i:]  # a command: the rest are its own arguments
-            break
         if request.url is not None:
             raise UsageError(f"unexpected {token!r} after the URL {request.url}")
+        if not token.startswith(("http://", "https://")):
+            _refuse_target(request.name, token, rest[i:])
         request.url = token
         i += 1
     if request.command and request.command[0].startswith(("http://", "https://")):
         if len(request.command) > 1:
             raise UsageError(f"unexpected {request.command[1]!r} after the URL")
         request.url, request.command = request.command[0], []
+    if request.command and _URL_LIKE.match(request.command[0]):
+        _refuse_target(request.name, request.command[0], request.command)
     if request.scope not in (None, *SCOPES):
         raise UsageError(f"--scope must be user or project, not {request.scope!r}")
     if request.transport not in (None, "stdio", "http", "sse"):
-        raise UsageError(f"--transport must be http or sse, not {request.transport!r}")
+        raise UsageError(f"--transport must be http, sse or stdio, not {request.transport!r}")
     if not _NAME.match(request.name):
         raise UsageError(
             f"server name {request.name!r}: use letters, digits, '-', '_' and '.' only"
         )
     return request
+
+
+def _refuse_target(name: str, token: str, words: Sequence[str]) -> NoReturn:
+    """A word where the URL or ``--`` belongs: a URL of another scheme, or a command
+    given without ``--`` (its own options would be taken for ``mcp add``'s)."""
+    if _URL_LIKE.match(token):
+        raise UsageError(f"a URL must start with http:// or https://, not {token!r}")
+    raise UsageError(f"put the command after --: cat-code mcp add {name} -- {shlex.join(words)}")
 
 
 def _add(args: argparse.Namespace) -> int:
@@ -564,7 +585,9 @@ def _describe(
         if "command" in entry:
             raw_args = entry.get("args")
             args: list[Any] = raw_args if isinstance(raw_args, list) else []
-            lines.append(f"  command:   {' '.join(str(a) for a in [entry['command'], *args])}")
+            lines.append(
+                f"  command:   {shown_command([str(a) for a in [entry['command'], *args]])}"
+            )
         for key, value in entry.items():
             if key in ("type", "command", "args"):
                 continue

@@ -5,12 +5,14 @@ or query value, the value of a secret-looking option (``--api-key X``, ``--token
 ``GITHUB_TOKEN=X``), an OAuth client secret — is shown as ``****``. A ``${VAR}``
 reference is shown as written (it names where the secret comes from, not the secret),
 except its default, which is a literal: ``${VAR:-****}``. Masking is by name, so it may
-hide a harmless value; it must never show a secret one.
+hide a harmless value; it must never show a secret one. A command line is shown with
+`shlex.join`'s quoting, masks and ``${VAR}`` references left bare (`shown_command`).
 """
 
 from __future__ import annotations
 
 import re
+import shlex
 from collections.abc import Mapping, Sequence
 from typing import Any
 from urllib.parse import urlsplit, urlunsplit
@@ -18,6 +20,8 @@ from urllib.parse import urlsplit, urlunsplit
 _VAR = re.compile(r"\$\{([A-Za-z_][A-Za-z0-9_]*)(?::-([^}]*))?\}")
 _AUTH_SCHEME = re.compile(r"^\s*(?:Bearer|Basic|Token|Bot)?\s*$", re.IGNORECASE)
 _MASK = "****"
+#: What `shlex.quote` leaves unquoted; any other character needs quotes.
+_UNSAFE = re.compile(r"[^\w@%+=:,./-]", re.ASCII)
 #: An option or ``KEY=`` name whose value is a secret: ``--api-key``, ``--token``,
 #: ``--client-secret``, ``--password``, ``GITHUB_TOKEN=``, ``--auth``.
 _SECRET_NAME = re.compile(
@@ -129,6 +133,21 @@ def masked_target(entry: Mapping[str, Any]) -> str:
     if isinstance(command, str):
         raw_args = entry.get("args")
         args = mask_args(raw_args) if isinstance(raw_args, list) else []
-        return " ".join([command, *(str(a) for a in args)])
+        return shown_command([command, *(str(a) for a in args)])
     url = entry.get("url")
     return mask_url(url) if isinstance(url, str) else ""
+
+
+def shown_command(words: Sequence[str]) -> str:
+    """A command line for showing, quoted as `shlex.join` does where a word needs it
+    (``-c 'import sys; print(1)'``) but with masks and ``${VAR}`` references left bare:
+    ``--api-key ****``, ``${TOKEN}``, ``--token=${T:-****}`` (cat-code expands those, not
+    a shell, so quoting them would only add noise)."""
+    return " ".join(_shown_word(word) for word in words)
+
+
+def _shown_word(word: str) -> str:
+    bare = _VAR.sub("", word).replace(_MASK, "")
+    if word and not _UNSAFE.search(bare):
+        return word
+    return shlex.quote(word)
