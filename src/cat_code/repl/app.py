@@ -492,7 +492,11 @@ class Repl:
         if isinstance(action, Logout):
             had = sign_out(entry, pool.token_store)
             self.console.print(
-                note_line(f"Signed out of {name}." if had else f"{name} had no sign-in stored.")
+                note_line(
+                    f"Signed out of {name}."
+                    if had
+                    else f"No sign-in was stored for '{name}'; nothing to do."
+                )
             )
             await self._in_foreground(pool.reconnect(name))
             return
