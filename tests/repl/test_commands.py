@@ -167,6 +167,12 @@ async def test_mcp_with_no_servers_names_the_config_files_read(tmp_path: Path) -
     async with McpPool(load_config([path])) as pool:
         ctx = CommandContext(registry=ToolRegistry(), pool=pool, statuses=pool.status)
         assert f"add servers to {path}, in the" in shown(handle_command("/mcp", ctx))
+    path.write_text('{"mcpServers": ')
+    async with McpPool(load_config([path])) as pool:
+        ctx = CommandContext(registry=ToolRegistry(), pool=pool, statuses=pool.status)
+        assert shown(handle_command("/mcp", ctx)) == (
+            f"MCP servers: none loaded — could not read {path} (see the warning above)"
+        )
 
 
 def test_completion_of_commands_subcommands_servers_and_tools(ctx: CommandContext) -> None:
