@@ -233,10 +233,13 @@ async def test_a_project_allow_rule_covers_mcp_tools_only_but_its_deny_covers_al
     text = rules.describe()
     assert f"1. allow  *          {project} (project, read-only here; MCP tools only)" in text
     assert "a project's allow rules cover MCP tools (mcp__…) only, never built-in tools" in text
-    assert f"read from {user} (yours) and {project} (the project's)" in text
+    assert (
+        f"read from {project} (the project's); your rules are saved to {user} (not created" in text
+    )
     # The user's own allow rules still cover built-in tools.
     write(user, {"permissions": {"allow": ["shell"]}})
     assert (await Permissions(rules=RuleBook(user, project)).authorize(SHELL, {})).allowed
+    assert f"read from {user} (yours) and {project} (the project's)\n" in rules.describe()
     assert RuleBook(user, tmp := user.parent / "none.json").project_allows() is None, tmp
 
 

@@ -146,6 +146,19 @@ def test_an_unparseable_config_file_is_a_warning_and_the_program_carries_on(
     assert "echo" in run.stdout and "CONNECTED" in run.stdout
 
 
+def test_mcp_list_with_only_an_unreadable_config_says_so_and_exits_1(tmp_path: Path) -> None:
+    broken = tmp_path / "broken.json"
+    broken.write_text('{"mcpServers": {\n  "a": }\n}')
+
+    run = cat_code("--mcp-config", str(broken), "mcp", "list", cwd=tmp_path)
+
+    assert run.returncode == 1
+    assert f"{broken}:2:" in run.stderr
+    assert run.stdout == (
+        f"MCP servers: none loaded — could not read {broken} (see the warning above)\n"
+    )
+
+
 def test_the_default_config_files_are_read_and_the_project_file_wins(
     tmp_path: Path, cat_code_home: Path
 ) -> None:
@@ -355,6 +368,21 @@ def test_mcp_call_of_a_tool_whose_server_failed_exits_1_with_the_reason(tmp_path
     run = cat_code("--mcp-config", config, "mcp", "call", "mcp__broken__echo", cwd=tmp_path)
     assert run.returncode == 1
     assert "MCP server 'broken' failed: command not found: ./nope" in run.stderr
+
+
+def test_mcp_call_and_tools_of_a_disabled_server_say_it_is_disabled(tmp_path: Path) -> None:
+    config = config_file(
+        tmp_path / "mcp.json", {"echo": ECHO, "paused": {**ECHO, "disabled": True}}
+    )
+    enable = "MCP server 'paused' is disabled (cat-code mcp enable paused)"
+
+    call = cat_code("--mcp-config", config, "mcp", "call", "mcp__paused__echo", "{}", cwd=tmp_path)
+    assert call.returncode == 1
+    assert call.stderr == f"cat-code: {enable}\n"
+
+    tools = cat_code("--mcp-config", config, "mcp", "tools", "paused", cwd=tmp_path)
+    assert tools.returncode == 1
+    assert (tools.stdout, tools.stderr) == ("", f"cat-code: {enable}\n")
 
 
 def test_the_bundled_example_config_works_from_the_repository_root() -> None:

@@ -64,7 +64,8 @@ def test_mcp_resources_json_carries_the_server_of_every_entry(config: Path) -> N
 
 def test_mcp_read_prints_text_as_is_and_blobs_as_bytes_when_piped(config: Path) -> None:
     text = cat_code(config, "read", "notes", "note://readme")
-    assert (text.returncode, text.stdout) == (0, b"# Read me\nThe notes server.")
+    # Text gets the final newline it lacks (blobs' bytes stay exact).
+    assert (text.returncode, text.stdout) == (0, b"# Read me\nThe notes server.\n")
     blob = cat_code(config, "read", "notes", "note://logo")
     assert (blob.returncode, blob.stdout) == (0, b"\x89PNG\r\n\x1a\nfake")
     wire = cat_code(config, "read", "notes", "note://logo", "--json")

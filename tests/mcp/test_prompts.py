@@ -38,10 +38,9 @@ REVIEW: Any = {
             {"path": "my file.py", "focus": "two words", "style": "x"},
         ),
         ("style='a=b' a.py", {"path": "a.py", "style": "a=b"}),
-        (
-            "a.py x other=1",
-            {"path": "a.py", "focus": "x", "style": "other=1"},
-        ),  # not an argument name: a value
+        ("a.py x 1+1=2", {"path": "a.py", "focus": "x", "style": "1+1=2"}),  # not a name
+        ("a.py x -- other=1", {"path": "a.py", "focus": "x", "style": "other=1"}),
+        ("-- focus=1 a b", {"path": "focus=1", "focus": "a", "style": "b"}),
     ],
 )
 def test_arguments_come_by_position_or_by_name_with_shell_quoting(
@@ -59,6 +58,11 @@ def test_arguments_come_by_position_or_by_name_with_shell_quoting(
         ("a b c d", "too many arguments: d (the prompt takes: path, focus, style)"),
         ("path=a path=b x", "argument 'path' is given twice"),
         ('"unclosed', "cannot read the arguments (No closing quotation)"),
+        (
+            "a.py x bogus=1",
+            "unknown argument 'bogus' (the prompt takes: path, focus, style);"
+            " to send 'bogus=1' as a value, put it after --",
+        ),
     ],
 )
 def test_bad_arguments_are_named(typed: str, message: str) -> None:

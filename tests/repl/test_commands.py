@@ -167,6 +167,12 @@ async def test_mcp_with_no_servers_names_the_config_files_read(tmp_path: Path) -
     async with McpPool(load_config([path])) as pool:
         ctx = CommandContext(registry=ToolRegistry(), pool=pool, statuses=pool.status)
         assert f"add servers to {path}, in the" in shown(handle_command("/mcp", ctx))
+    path.write_text('{"mcpServers": ')
+    async with McpPool(load_config([path])) as pool:
+        ctx = CommandContext(registry=ToolRegistry(), pool=pool, statuses=pool.status)
+        assert shown(handle_command("/mcp", ctx)) == (
+            f"MCP servers: none loaded — could not read {path} (see the warning above)"
+        )
 
 
 def test_completion_of_commands_subcommands_servers_and_tools(ctx: CommandContext) -> None:
@@ -243,6 +249,30 @@ def test_add_dir_and_permissions_are_checked_before_the_app_acts(tmp_path: Path)
     assert handle_command("/permissions remove 1", ctx) == RemoveRule("1")
     assert complete("/permissions remove mcp", ctx) == ["mcp__echo__*"]
     assert complete("/perm", ctx) == ["/permissions"]
+    assert f"read from {user} (yours); no project settings file found" in shown.text
+
+
+def test_permissions_names_only_the_settings_files_that_exist(tmp_path: Path) -> None:
+    from cat_code.agent.permissions import RuleBook
+
+    user, project = tmp_path / "home" / "settings.json", tmp_path / ".cat-code" / "settings.json"
+    ctx = CommandContext(registry=ToolRegistry([]), rules=RuleBook(user, project))
+    shown = handle_command("/permissions", ctx)
+    assert isinstance(shown, Show)
+    assert shown.text.startswith("permission rules: none\n")
+    assert (
+        f"your rules are saved to {user} (not created yet); no project settings file found"
+        in shown.text
+    )
+    assert "read from" not in shown.text and str(project) not in shown.text
+    project.parent.mkdir()
+    project.write_text('{"permissions": {"deny": ["shell"]}}')
+    shown = handle_command("/permissions", ctx)
+    assert isinstance(shown, Show)
+    assert (
+        f"read from {project} (the project's); your rules are saved to {user} (not created yet)"
+        in shown.text
+    )
 
 
 def test_without_a_model_tools_says_the_search_mode_and_that_auto_waits_for_one() -> None:

@@ -68,6 +68,16 @@ async def test_a_prompt_command_takes_its_arguments_and_names_missing_ones(pool:
         "usage: /mcp__notes__review path [focus]",
         "error",
     )
+    typo = handle_command("/mcp__notes__review a.py bogus=1", ctx)
+    assert typo == Show(
+        "/mcp__notes__review: unknown argument 'bogus' (the prompt takes: path, focus); "
+        "to send 'bogus=1' as a value, put it after --\n"
+        "usage: /mcp__notes__review path [focus]",
+        "error",
+    )
+    assert handle_command("/mcp__notes__review a.py -- bogus=1", ctx) == RunPrompt(
+        "/mcp__notes__review", "notes", "review", {"path": "a.py", "focus": "bogus=1"}
+    )
     unknown = handle_command("/mcp__notes__nope", ctx)
     assert isinstance(unknown, Show) and unknown.kind == "error"
     assert "unknown command /mcp__notes__nope" in unknown.text and "/mcp prompts" in unknown.text
@@ -120,6 +130,8 @@ async def test_prompt_arguments_complete_through_the_server(pool: McpPool) -> No
     )
     word, values = await complete_argument("/mcp__notes__review x.py ", pool)
     assert (word, values) == ("", ["'x.py security'", "'x.py style'"])
+    # "--" only ends the names, as when the command runs.
+    assert await complete_argument("/mcp__notes__review -- x.py ", pool) == (word, values)
 
 
 async def test_mentions_are_a_configured_server_and_a_uri_with_a_scheme() -> None:

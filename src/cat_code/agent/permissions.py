@@ -374,19 +374,30 @@ class RuleBook:
                     f"  {number:>2}. {rule.effect:<5}  {rule.pattern.ljust(width)}  {where}"
                 )
         lines.extend(f"  ! {warning}" for warning in self.warnings())
-        files = []
-        if self.user_file is not None:
-            files.append(f"{self.user_file} (yours)")
-        if self.project_file is not None:
-            files.append(f"{self.project_file} (the project's)")
-        if files:
-            lines.append("  read from " + " and ".join(files))
+        lines.append("  " + self._files_line())
         lines.append(
             "  a project's allow rules cover MCP tools (mcp__…) only, never built-in tools such "
             "as shell; its deny rules cover every tool"
         )
         lines.append("  /permissions remove RULE (or its number) removes one from your file")
         return "\n".join(lines)
+
+    def _files_line(self) -> str:
+        """Which settings files the rules come from, naming only files that exist (a
+        missing user file is where "always" answers will go; a missing project file is
+        just absent)."""
+        user, project = self.user_file, self.project_file
+        found = []
+        if user is not None and user.is_file():
+            found.append(f"{user} (yours)")
+        if project is not None and project.is_file():
+            found.append(f"{project} (the project's)")
+        parts = ["read from " + " and ".join(found)] if found else []
+        if user is not None and not user.is_file():
+            parts.append(f"your rules are saved to {user} (not created yet)")
+        if project is None or not project.is_file():
+            parts.append("no project settings file found")
+        return "; ".join(parts)
 
 
 #: Said of a file whose deny list could not be read (see `Permissions.standing_decision`).

@@ -54,15 +54,28 @@ def load_config_from_args(args: argparse.Namespace) -> McpConfig:
     return config
 
 
+def unreadable_files(config: McpConfig) -> list[Path]:
+    """The config files that could not be read (each has a warning starting with its path)."""
+    return [f for f in config.files if any(w.startswith(f"{f}:") for w in config.warnings)]
+
+
 def format_status(
-    statuses: Sequence[ServerStatus], files: Sequence[Path] = (), *, in_repl: bool = False
+    statuses: Sequence[ServerStatus],
+    files: Sequence[Path] = (),
+    *,
+    in_repl: bool = False,
+    unreadable: Sequence[Path] = (),
 ) -> str:
     """The ``MCP servers:`` block, columns aligned, failures with their reason and stderr.
 
-    ``files`` are the config files read: with no servers, the hint names them. ``in_repl``:
-    a server that gave up restarting says which command starts it (the shell has none:
-    the next run starts it).
+    ``files`` are the config files read: with no servers, the hint names them, unless some
+    of them are ``unreadable`` (then "none configured" would be untrue: it names those).
+    ``in_repl``: a server that gave up restarting says which command starts it (the shell
+    has none: the next run starts it).
     """
+    if not statuses and unreadable:
+        bad = " and ".join(str(f) for f in unreadable)
+        return f"MCP servers: none loaded — could not read {bad} (see the warning above)"
     if not statuses:
         where = " or ".join(str(f) for f in files) or "~/.cat-code/mcp.json or ./.mcp.json"
         return (
@@ -170,10 +183,13 @@ async def _list(config: McpConfig, *, as_json: bool) -> int:
     async def work() -> int:
         await pool.connect_all()
         statuses = pool.status()
+        unreadable = unreadable_files(config)
         if as_json:
             _print(json.dumps([s.to_json() for s in statuses], indent=2, ensure_ascii=False))
         else:
-            _print(format_status(statuses, config.files))
+            _print(format_status(statuses, config.files, unreadable=unreadable))
+        if not statuses and unreadable:
+            return EXIT_FAILED  # nothing listed because a file is broken, not because none
         return EXIT_OK if pool.all_connected else EXIT_FAILED
 
     return await run_until_signal(pool, work)
@@ -187,6 +203,10 @@ async def _tools(config: McpConfig, server: str | None, *, as_json: bool) -> int
 
     async def work() -> int:
         await pool.connect_all()
+        down = [s for s in pool.status() if s.name == server and _unavailable(s)]
+        if down:  # "MCP tools: none" would hide why
+            _error(_unavailable(down[0]) or "")
+            return EXIT_FAILED
         if as_json:
             _print(json.dumps(tool_json(pool, server), indent=2, ensure_ascii=False))
         else:
@@ -215,6 +235,12 @@ async def _call(config: McpConfig, name: str, raw_arguments: str, *, as_json: bo
     async def work() -> int:
         await pool.connect_all()
         tool = pool.find_tool(name)
+        statuses = pool.status()
+        if tool is None and candidates and not any(s.state == "CONNECTED" for s in statuses):
+            # The servers the name points at are all down: say so, not "unknown tool".
+            for s in statuses:
+                _error(_unavailable(s) or f"MCP server '{s.name}' is {s.state}")
+            return EXIT_FAILED
         if tool is None:
             known = [t.name for t in pool.tools()]
             guesses = _guesses(name, known)
@@ -243,6 +269,18 @@ async def _call(config: McpConfig, name: str, raw_arguments: str, *, as_json: bo
         return EXIT_FAILED if result.is_error else EXIT_OK
 
     return await run_until_signal(pool, work)
+
+
+def _unavailable(status: ServerStatus) -> str | None:
+    """Why a server's tools cannot be used, naming its state and the way out; None if they can."""
+    name = status.name
+    if status.state == "DISABLED":
+        return f"MCP server '{name}' is disabled (cat-code mcp enable {name})"
+    if status.state == "FAILED":
+        return f"MCP server '{name}' failed: {status.error}"
+    if status.state == "NEEDS_LOGIN":
+        return f"MCP server '{name}' needs a sign-in (cat-code mcp login {name})"
+    return None
 
 
 def _guesses(name: str, known: list[str]) -> list[str]:

@@ -115,7 +115,11 @@ def required_arguments(prompt: Prompt) -> list[str]:
 
 def parse_arguments(prompt: Prompt, text: str) -> dict[str, str]:
     """The prompt's arguments from ``text``: ``a b`` by position, ``name=value`` by name,
-    quotes as in a shell. Raises `PromptArgumentsError` naming what is wrong or missing."""
+    quotes as in a shell. Raises `PromptArgumentsError` naming what is wrong or missing.
+
+    A word ``key=value`` whose ``key`` is an identifier must name one of the prompt's
+    arguments (a typo is refused rather than sent as a value); one whose left side is not
+    an identifier (``1+1=2``) is a value, and every word after ``--`` is a value."""
     try:
         words = shlex.split(text)
     except ValueError as exc:
@@ -123,9 +127,19 @@ def parse_arguments(prompt: Prompt, text: str) -> dict[str, str]:
     names = argument_names(prompt)
     values: dict[str, str] = {}
     positional: list[str] = []
+    takes = ", ".join(names) if names else "no arguments"
+    named = True
     for word in words:
+        if named and word == "--":
+            named = False
+            continue
         key, equals, value = word.partition("=")
-        if equals and key in names:
+        if named and equals and key.isidentifier() and key not in names:
+            raise PromptArgumentsError(
+                f"unknown argument {key!r} (the prompt takes: {takes}); "
+                f"to send {word!r} as a value, put it after --"
+            )
+        if named and equals and key in names:
             if key in values:
                 raise PromptArgumentsError(f"argument {key!r} is given twice")
             values[key] = value
@@ -134,7 +148,6 @@ def parse_arguments(prompt: Prompt, text: str) -> dict[str, str]:
     free = [n for n in names if n not in values]
     if len(positional) > len(free):
         extra = " ".join(shlex.quote(w) for w in positional[len(free) :])
-        takes = ", ".join(names) if names else "no arguments"
         raise PromptArgumentsError(f"too many arguments: {extra} (the prompt takes: {takes})")
     values.update(zip(free, positional, strict=False))
     missing = [n for n in required_arguments(prompt) if n not in values]

@@ -4,8 +4,9 @@ Like the other ``mcp`` commands, each connects only the servers it needs, works,
 closes them on every path (signals included, `cat_code.shutdown`). Exit codes: 0 on
 success, 1 when a server failed (to connect, to list, to read), 2 on a usage error (an
 unknown server, named with those configured). ``read`` writes a resource as it is: text
-unchanged, a blob's decoded bytes when stdout is not a terminal (on a terminal it says
-the type and size instead, and how to save it); ``--json`` prints the wire contents.
+(with a final newline added if it lacks one), a blob's decoded bytes, exact, when stdout
+is not a terminal (on a terminal it says the type and size instead, and how to save it);
+``--json`` prints the wire contents.
 """
 
 from __future__ import annotations
@@ -149,7 +150,7 @@ async def _read(pool: McpPool, server: str, uri: str, *, as_json: bool) -> int:
         text = decoded_text(contents) if terminal else contents.get("text")
         if isinstance(text, str):
             sys.stdout.write(text)
-            if terminal and not text.endswith("\n"):
+            if not text.endswith("\n"):  # a shell prompt must not run on from its last line
                 sys.stdout.write("\n")
         elif terminal:
             # Raw bytes would garble the terminal: say what it is and how to keep it.

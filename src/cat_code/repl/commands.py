@@ -249,13 +249,14 @@ def _permissions(text: str, ctx: CommandContext) -> Action:
 
 
 def _mcp(rest: str, ctx: CommandContext) -> Action:
-    from cat_code.mcp.commands import format_status, format_tools
+    from cat_code.mcp.commands import format_status, format_tools, unreadable_files
 
     sub, _, tail = rest.partition(" ")
     tail = tail.strip()
     if not sub:
         files = ctx.pool.config.files if ctx.pool else ()
-        return Show(format_status(ctx.statuses(), files, in_repl=True))
+        bad = unreadable_files(ctx.pool.config) if ctx.pool else []
+        return Show(format_status(ctx.statuses(), files, in_repl=True, unreadable=bad))
     if sub == "tools":
         if ctx.pool is None:
             return Show("MCP tools: none")

@@ -2,8 +2,9 @@
 
 Each prompt of a connected server is the command ``/mcp__<server>__<prompt>`` (named like
 its tools: sanitised, at most 64 characters). Its arguments come by position, in the
-order the server lists them, or as ``name=value``, quoted as in a shell; a missing
-required argument is named before anything is asked of the server. Running one gets the
+order the server lists them, or as ``name=value``, quoted as in a shell (after ``--``
+every word is a value); a missing required argument, or a name the prompt does not
+take, is named before anything is asked of the server. Running one gets the
 prompt (``prompts/get``), shows what arrived, and sends its messages to the model as one
 turn (`Agent.run_messages`): text as it is, embedded resources as their text, images and
 binary contents as placeholders.
@@ -162,16 +163,19 @@ async def complete_argument(text: str, pool: McpPool) -> tuple[str, list[str]]:
     names = argument_names(prompt)
     given: dict[str, str] = {}
     positional = []
+    named = True  # until "--": after it every word is a value (`parse_arguments`)
     for word in words:
         key, equals, value = word.partition("=")
-        if equals and key in names:
+        if named and word == "--":
+            named = False
+        elif named and equals and key in names:
             given[key] = value
         else:
             positional.append(word)
     free = [n for n in names if n not in given]
     given.update(zip(free, positional, strict=False))
     key, equals, value = current.partition("=")
-    if equals and key in names:
+    if named and equals and key in names:
         argument, prefix = key, f"{key}="
     else:
         left = [n for n in names if n not in given]
