@@ -147,6 +147,10 @@ async def test_a_stdio_server_is_recorded_while_it_runs_and_forgotten_when_close
     client = McpClient(transport, name="wrapped")
     try:
         await client.connect()
+        # Rewritten off the event loop once the server first spoke: soon, not at once.
+        await wait_until(
+            lambda: [r["cmdline"] for r in records()] == [[command, *args]], timeout=10
+        )
         (record,) = records()
         pid = transport.pid
         assert pid is not None
@@ -256,7 +260,8 @@ def test_what_a_wrapper_started_is_ended_after_the_wrapper_itself_exited(
 ) -> None:
     wrapper, server = start_wrapper(processes)
     try:
-        run_records.record_group(wrapper.pid, members=True)  # as when it first speaks
+        run_records.record_group(wrapper.pid)
+        run_records.refresh_group(wrapper.pid)  # as when it first speaks
         (record,) = records()
         assert [server, start_time(server)] in record["members"]
         leave_orphaned(wrapper)
@@ -280,8 +285,10 @@ def test_survivors_of_a_gone_leader_are_left_alone_without_proof_they_are_the_gr
     # A member that started before the recorded leader did: not its descendant.
     older, older_server = start_wrapper(processes)
     try:
-        run_records.record_group(unnamed.pid, members=True)
-        run_records.record_group(older.pid, members=True)
+        run_records.record_group(unnamed.pid)
+        run_records.refresh_group(unnamed.pid)
+        run_records.record_group(older.pid)
+        run_records.refresh_group(older.pid)
         for path in run_dir().glob("*.json"):
             record = json.loads(path.read_text())
             if record["pgid"] == unnamed.pid:

@@ -32,6 +32,7 @@ import os
 import signal
 import threading
 import time
+from collections.abc import Iterable
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -132,11 +133,11 @@ def _record_path(pgid: int, owner: int) -> Path:
     return run_dir() / f"stdio-{owner}-{pgid}.json"
 
 
-def record_group(pgid: int, *, members: bool = False) -> None:
+def record_group(pgid: int, *, members: list[tuple[int, int]] | None = None) -> None:
     """Record a process group just started (its leader is ``pgid``). Never raises.
 
-    ``members``: list the group's members (a scan of /proc, a few milliseconds: done once
-    per start, by `refresh_group`); otherwise the leader is taken as the only one.
+    ``members``: the group's members as a scan of /proc found them (`refresh_groups`);
+    without them the leader is taken as the only one.
     """
     host = _host()
     if host is None:
@@ -144,8 +145,8 @@ def record_group(pgid: int, *, members: bool = False) -> None:
     leader_start = start_time(pgid)
     if leader_start is None:
         return  # already gone: nothing to reap later
-    # Without a scan (or if it fails), the leader is the one member known.
-    found = (group_members(pgid) if members else None) or [(pgid, leader_start)]
+    # Without a scan (or if it found nothing), the leader is the one member known.
+    found = members or [(pgid, leader_start)]
     record = {
         "version": RECORD_VERSION,
         "ownerPid": host.pid,
@@ -174,9 +175,20 @@ def record_group(pgid: int, *, members: bool = False) -> None:
 
 def refresh_group(pgid: int) -> None:
     """Record the group again: its leader may have exec'd the real server, or started it."""
+    refresh_groups([pgid])
+
+
+def refresh_groups(pgids: Iterable[int]) -> None:
+    """`refresh_group` for several groups with one scan of /proc (a few milliseconds)."""
     host = _host()
-    if host is not None and _record_path(pgid, host.pid).exists():
-        record_group(pgid, members=True)
+    if host is None:
+        return
+    wanted = [pgid for pgid in pgids if _record_path(pgid, host.pid).exists()]
+    if not wanted:
+        return
+    found = _members_of(set(wanted))
+    for pgid in wanted:
+        record_group(pgid, members=found.get(pgid) if found is not None else None)
 
 
 def forget_group(pgid: int) -> None:
@@ -363,16 +375,24 @@ def _group_lives(pgid: int, leader_start: int) -> bool:
 def group_members(pgid: int) -> list[tuple[int, int]] | None:
     """The non-zombie processes in group ``pgid`` (zombies wait for a reaper, not us), as
     (pid, start time) pairs; None if /proc cannot be listed."""
+    found = _members_of({pgid})
+    return None if found is None else found.get(pgid, [])
+
+
+def _members_of(pgids: set[int]) -> dict[int, list[tuple[int, int]]] | None:
+    """`group_members` of several groups, from one pass over /proc."""
     try:
         entries = os.listdir(_PROC)
     except OSError:
         return None
-    members = []
+    members: dict[int, list[tuple[int, int]]] = {}
     for entry in entries:
         if entry.isdigit():
             fields = _stat_fields(int(entry))
-            if fields and len(fields) > 19 and int(fields[2]) == pgid and fields[0] != b"Z":
-                members.append((int(entry), int(fields[19])))
+            if fields and len(fields) > 19 and fields[0] != b"Z":
+                group = int(fields[2])
+                if group in pgids:
+                    members.setdefault(group, []).append((int(entry), int(fields[19])))
     return members
 
 
