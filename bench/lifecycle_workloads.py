@@ -12,6 +12,7 @@ clock stops.
 from __future__ import annotations
 
 import asyncio
+import logging
 import os
 import signal
 import time
@@ -19,6 +20,9 @@ from pathlib import Path
 
 import floor
 from workloads import SMALL_TEXT, STDIO_SERVER, Sizes, _check, _clock
+
+# The pool warns on every crash and restart; here they are the workload, not news.
+logging.getLogger("cat_code.mcp.pool").setLevel(logging.ERROR)
 
 #: How often the pool's view of a killed server is looked at (far below a restart's cost).
 _NOTICE_POLL_S = 0.001
