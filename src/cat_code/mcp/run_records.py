@@ -62,10 +62,18 @@ def run_dir() -> Path:
 
 def _stat_fields(pid: int) -> list[bytes] | None:
     """The fields of /proc/PID/stat after the command name (state is [0]), or None."""
+    # os.open/os.read, not pathlib: `_members_of` reads every process's stat, at each
+    # server's start, and pathlib's object churn was most of that scan's cost.
     try:
-        stat = (_PROC / str(pid) / "stat").read_bytes()
+        fd = os.open(f"{_PROC}/{pid}/stat", os.O_RDONLY)
     except OSError:
         return None
+    try:
+        stat = os.read(fd, 4096)  # a stat line is well under 1 KB
+    except OSError:
+        return None
+    finally:
+        os.close(fd)
     # The command name is in parentheses and may itself hold spaces or parentheses.
     return stat[stat.rfind(b")") + 2 :].split()
 
