@@ -168,12 +168,14 @@ def run_mcp_command(args: argparse.Namespace) -> int:
     raise AssertionError(f"unknown mcp command {command!r}")
 
 
-def _print(text: str) -> None:
+def print_line(text: str) -> None:
+    """One line to stdout, flushed (a pipe reader sees it at once)."""
     sys.stdout.write(text + "\n")
     sys.stdout.flush()
 
 
-def _error(text: str) -> None:
+def print_error(text: str) -> None:
+    """One ``cat-code: …`` line to stderr."""
     sys.stderr.write(f"cat-code: {text}\n")
 
 
@@ -185,9 +187,9 @@ async def _list(config: McpConfig, *, as_json: bool) -> int:
         statuses = pool.status()
         unreadable = unreadable_files(config)
         if as_json:
-            _print(json.dumps([s.to_json() for s in statuses], indent=2, ensure_ascii=False))
+            print_line(json.dumps([s.to_json() for s in statuses], indent=2, ensure_ascii=False))
         else:
-            _print(format_status(statuses, config.files, unreadable=unreadable))
+            print_line(format_status(statuses, config.files, unreadable=unreadable))
         if not statuses and unreadable:
             return EXIT_FAILED  # nothing listed because a file is broken, not because none
         return EXIT_OK if pool.all_connected else EXIT_FAILED
@@ -197,7 +199,9 @@ async def _list(config: McpConfig, *, as_json: bool) -> int:
 
 async def _tools(config: McpConfig, server: str | None, *, as_json: bool) -> int:
     if server is not None and server not in config.names:
-        _error(f"no MCP server named {server!r} (configured: {', '.join(config.names) or 'none'})")
+        print_error(
+            f"no MCP server named {server!r} (configured: {', '.join(config.names) or 'none'})"
+        )
         return EXIT_USAGE
     pool = McpPool(_only(config, [server] if server else None))
 
@@ -205,15 +209,15 @@ async def _tools(config: McpConfig, server: str | None, *, as_json: bool) -> int
         await pool.connect_all()
         down = [s for s in pool.status() if s.name == server and _unavailable(s)]
         if down:  # "MCP tools: none" would hide why
-            _error(_unavailable(down[0]) or "")
+            print_error(_unavailable(down[0]) or "")
             return EXIT_FAILED
         if as_json:
-            _print(json.dumps(tool_json(pool, server), indent=2, ensure_ascii=False))
+            print_line(json.dumps(tool_json(pool, server), indent=2, ensure_ascii=False))
         else:
-            _print(format_tools(pool, server))
+            print_line(format_tools(pool, server))
         failed = [s for s in pool.status() if s.state == "FAILED"]
         for s in failed:
-            _error(f"MCP server '{s.name}' failed: {s.error}")
+            print_error(f"MCP server '{s.name}' failed: {s.error}")
         return EXIT_FAILED if failed else EXIT_OK
 
     return await run_until_signal(pool, work)
@@ -224,10 +228,12 @@ async def _call(config: McpConfig, name: str, raw_arguments: str, *, as_json: bo
         arguments = json.loads(raw_arguments)
     except json.JSONDecodeError as exc:
         # "{msg}: column N", as json words it: some messages end in "at" already.
-        _error(f"JSON_ARGS is not valid JSON ({exc.msg}: column {exc.colno}): {raw_arguments}")
+        print_error(f"JSON_ARGS is not valid JSON ({exc.msg}: column {exc.colno}): {raw_arguments}")
         return EXIT_USAGE
     if not isinstance(arguments, dict):
-        _error(f'JSON_ARGS must be a JSON object like \'{{"key": "value"}}\', got: {raw_arguments}')
+        print_error(
+            f'JSON_ARGS must be a JSON object like \'{{"key": "value"}}\', got: {raw_arguments}'
+        )
         return EXIT_USAGE
     candidates = [s.name for s in config.servers if may_belong_to(s.name, name)]
     pool = McpPool(_only(config, candidates or None))
@@ -239,18 +245,18 @@ async def _call(config: McpConfig, name: str, raw_arguments: str, *, as_json: bo
         if tool is None and candidates and not any(s.state == "CONNECTED" for s in statuses):
             # The servers the name points at are all down: say so, not "unknown tool".
             for s in statuses:
-                _error(_unavailable(s) or f"MCP server '{s.name}' is {s.state}")
+                print_error(_unavailable(s) or f"MCP server '{s.name}' is {s.state}")
             return EXIT_FAILED
         if tool is None:
             known = [t.name for t in pool.tools()]
             guesses = _guesses(name, known)
             hint = f" — did you mean {' or '.join(map(repr, guesses))}?" if guesses else ""
-            _error(f"unknown tool {name!r}{hint}")
+            print_error(f"unknown tool {name!r}{hint}")
             if known:
                 sys.stderr.write("available tools:\n" + "".join(f"  {k}\n" for k in known))
             failed = [s for s in pool.status() if s.state == "FAILED"]
             for s in failed:
-                _error(f"(MCP server '{s.name}' failed: {s.error})")
+                print_error(f"(MCP server '{s.name}' failed: {s.error})")
             # The server the name points at is down: the call failed, the command line did not.
             return EXIT_FAILED if candidates and failed else EXIT_USAGE
 
@@ -261,11 +267,11 @@ async def _call(config: McpConfig, name: str, raw_arguments: str, *, as_json: bo
         # `call`, not `execute`: the whole result; the size policy is for what a model reads.
         result = await tool.call(arguments, progress=progress)
         if as_json and result.raw is not None:
-            _print(json.dumps(result.raw, indent=2, ensure_ascii=False))
+            print_line(json.dumps(result.raw, indent=2, ensure_ascii=False))
         elif result.is_error and result.raw is None:
-            _error(result.content)
+            print_error(result.content)
         else:
-            _print(result.content)
+            print_line(result.content)
         return EXIT_FAILED if result.is_error else EXIT_OK
 
     return await run_until_signal(pool, work)
@@ -409,7 +415,7 @@ async def _login(config: McpConfig, name: str, *, no_browser: bool) -> int:
     try:
         entry = sign_in_entry(config, name)
     except SignInTarget as exc:
-        _error(str(exc))
+        print_error(str(exc))
         return EXIT_USAGE
     settings = entry.oauth
     authorizer = LoopbackAuthorizer(
@@ -425,9 +431,9 @@ async def _login(config: McpConfig, name: str, *, no_browser: bool) -> int:
             await attempt.run()
         except Exception as exc:  # the command's boundary: any failure is the sign-in's
             logger.debug("sign-in to %s failed", name, exc_info=True)
-            _error(f"sign-in to {name} failed: {describe_error(exc)}")
+            print_error(f"sign-in to {name} failed: {describe_error(exc)}")
             return EXIT_FAILED
-        _print(f"Signed in to {name}.")
+        print_line(f"Signed in to {name}.")
         return EXIT_OK
 
     return await run_until_signal(attempt, work)
@@ -452,14 +458,14 @@ async def _logout(config: McpConfig, name: str) -> int:
     try:
         entry = sign_in_entry(config, name)
     except SignInTarget as exc:
-        _error(str(exc))
+        print_error(str(exc))
         return EXIT_USAGE
 
     async def work() -> int:
         if sign_out(entry, FileTokenStore()):
-            _print(f"Signed out of {name}.")
+            print_line(f"Signed out of {name}.")
         else:
-            _print(f"No sign-in was stored for '{name}'; nothing to do.")
+            print_line(f"No sign-in was stored for '{name}'; nothing to do.")
         return EXIT_OK
 
     return await run_until_signal(_Nothing(), work)

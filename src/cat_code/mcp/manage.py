@@ -31,6 +31,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, NoReturn
 
+from cat_code.mcp.commands import EXIT_FAILED, EXIT_OK, EXIT_USAGE, print_error, print_line
 from cat_code.mcp.config import (
     BrokenServer,
     McpConfig,
@@ -46,10 +47,6 @@ from cat_code.mcp.masking import mask_entry, mask_url, masked_target, shown_comm
 
 if TYPE_CHECKING:
     from cat_code.mcp.adapter import McpTool
-
-EXIT_OK = 0
-EXIT_FAILED = 1
-EXIT_USAGE = 2
 
 USER = "user"
 PROJECT = "project"
@@ -112,25 +109,16 @@ def run_manage_command(args: argparse.Namespace) -> int:
         if command == "import":
             return _import(args)
     except UsageError as exc:
-        _error(str(exc))
+        print_error(str(exc))
         return EXIT_USAGE
     except ConfigError as exc:
-        _error(str(exc))
+        print_error(str(exc))
         return EXIT_FAILED
     except OSError as exc:
         where = f"{exc.filename}: " if exc.filename else ""
-        _error(f"{where}{exc.strerror or exc}; nothing was changed")
+        print_error(f"{where}{exc.strerror or exc}; nothing was changed")
         return EXIT_FAILED
     raise AssertionError(f"unknown mcp command {command!r}")
-
-
-def _print(text: str) -> None:
-    sys.stdout.write(text + "\n")
-    sys.stdout.flush()
-
-
-def _error(text: str) -> None:
-    sys.stderr.write(f"cat-code: {text}\n")
 
 
 def _note(text: str) -> None:
@@ -312,7 +300,7 @@ def _add(args: argparse.Namespace) -> int:
     file = ConfigFile.read(path)
     existed = request.name in file.servers
     if existed and not request.force:
-        _error(
+        print_error(
             f"MCP server '{request.name}' already exists in {path}; "
             f"use --force to replace it, or remove it first: cat-code mcp remove {request.name}"
         )
@@ -321,7 +309,7 @@ def _add(args: argparse.Namespace) -> int:
     file.write()
     kind = entry.get("type", "stdio")
     replaced = " (replaced the previous entry)" if existed else ""
-    _print(f"Added {kind} server '{request.name}' to {path}{replaced}")
+    print_line(f"Added {kind} server '{request.name}' to {path}{replaced}")
     if scope == USER:
         project = scope_path(PROJECT)
         try:
@@ -357,17 +345,17 @@ async def _try_entry(name: str, entry: dict[str, Any], source: Path) -> int:
     try:
         config = parse_entry(name, entry, source=source)
     except ConfigError as exc:
-        _print(f"could not connect: {_reason(str(exc), source, name)}")
+        print_line(f"could not connect: {_reason(str(exc), source, name)}")
         return EXIT_OK
     status, tools = await _connect_one(config)
     state, error, count = status.get("state"), status.get("error"), len(tools)
     if state == "CONNECTED":
-        _print(f"connected: {count} tool(s)")
+        print_line(f"connected: {count} tool(s)")
     elif state == "NEEDS_LOGIN":
-        _print(f"needs a sign-in: cat-code mcp login {name}")
+        print_line(f"needs a sign-in: cat-code mcp login {name}")
     else:
-        _print(f"could not connect: {error or state}")
-        _print(
+        print_line(f"could not connect: {error or state}")
+        print_line(
             f"(the entry is saved; fix it with cat-code mcp add {name} --force ..., "
             f"or remove it: cat-code mcp remove {name})"
         )
@@ -447,7 +435,7 @@ def _holders(places: list[_Place], name: str) -> list[tuple[_Place, ConfigFile]]
         raise broken[0]
     for skipped in broken:
         reason = _NOTHING_CHANGED.sub("", str(skipped))
-        _error(f"warning: {reason}; skipped it (it may define '{name}' too)")
+        print_error(f"warning: {reason}; skipped it (it may define '{name}' too)")
     return found
 
 
@@ -456,7 +444,7 @@ _NOTHING_CHANGED = re.compile(r"[;,] (?:fix it first, )?nothing was changed$")
 
 def _not_found(name: str, places: list[_Place]) -> int:
     where = " or ".join(str(p.path) for p in places)
-    _error(f"no MCP server named {name!r} in {where}")
+    print_error(f"no MCP server named {name!r} in {where}")
     return EXIT_FAILED
 
 
@@ -471,7 +459,7 @@ def _remove(args: argparse.Namespace) -> int:
         return _not_found(name, places)
     if len(holders) > 1:
         where = " and ".join(f"{p.path} ({p.scope})" for p, _ in holders)
-        _error(
+        print_error(
             f"MCP server '{name}' is defined in {where}; "
             "say which to remove with --scope user or --scope project"
         )
@@ -479,7 +467,7 @@ def _remove(args: argparse.Namespace) -> int:
     place, file = holders[0]
     file.remove_entry(name)
     file.write()
-    _print(f"Removed MCP server '{name}' from {place.path}")
+    print_line(f"Removed MCP server '{name}' from {place.path}")
     return EXIT_OK
 
 
@@ -496,14 +484,14 @@ def _set_disabled(args: argparse.Namespace, *, disabled: bool) -> int:
     word = "disabled" if disabled else "enabled"
     raw = file.servers[name]
     if not isinstance(raw, dict):
-        _error(f"{place.path}: the entry of '{name}' is not an object; fix it first")
+        print_error(f"{place.path}: the entry of '{name}' is not an object; fix it first")
         return EXIT_FAILED
     if raw.get("disabled", False) is disabled:
-        _print(f"MCP server '{name}' is already {word} ({place.path})")
+        print_line(f"MCP server '{name}' is already {word} ({place.path})")
         return EXIT_OK
     file.set_field(name, "disabled", disabled)
     file.write()
-    _print(f"{word.capitalize()} MCP server '{name}' in {place.path}")
+    print_line(f"{word.capitalize()} MCP server '{name}' in {place.path}")
     return EXIT_OK
 
 
@@ -523,7 +511,7 @@ def _get(args: argparse.Namespace) -> int:
             holders.append((place, file))
     config = load_config([p.path for p in places])
     for warning in config.warnings:
-        _error(f"warning: {warning}")
+        print_error(f"warning: {warning}")
     if not holders:
         return _not_found(name, places)
     place, file = holders[-1]
@@ -541,7 +529,7 @@ def _get(args: argparse.Namespace) -> int:
     else:
         target = mask_url(str(status.get("target") or ""))
     if args.json:
-        _print(json.dumps({
+        print_line(json.dumps({
             "name": name,
             "scope": place.scope,
             "file": str(place.path),
@@ -556,9 +544,9 @@ def _get(args: argparse.Namespace) -> int:
             "stderrTail": status.get("stderrTail", []),
         }, indent=2, ensure_ascii=False))  # fmt: skip
     else:
-        _print(_describe(name, place, masked, status, tools))
+        print_line(_describe(name, place, masked, status, tools))
         for other, _ in holders[:-1]:
-            _print(f"  (also defined in {other.path}, which this entry overrides)")
+            print_line(f"  (also defined in {other.path}, which this entry overrides)")
     return EXIT_OK if state in ("CONNECTED", "DISABLED") else EXIT_FAILED
 
 
@@ -626,11 +614,11 @@ def _import(args: argparse.Namespace) -> int:
     _, target = write_target(args, args.scope, "import")
     found = scan(sources)
     for warning in found.warnings:
-        _error(f"warning: {warning}")
+        print_error(f"warning: {warning}")
     if not found.servers:
-        _print("No MCP servers found. Looked in:")
+        print_line("No MCP servers found. Looked in:")
         for path in found.looked:
-            _print(f"  {path}")
+            print_line(f"  {path}")
         return EXIT_OK
     file = ConfigFile.read(target)
     taken: dict[str, FoundServer] = {}
@@ -643,15 +631,15 @@ def _import(args: argparse.Namespace) -> int:
             taken[server.name] = server
             if not dry:
                 file.set_entry(server.name, server.entry)
-    _print(_describe_import(outcomes))
+    print_line(_describe_import(outcomes))
     count = len(taken)
     if dry:
-        _print(f"Dry run: {count} of {len(outcomes)} server(s) would be imported into "
+        print_line(f"Dry run: {count} of {len(outcomes)} server(s) would be imported into "
                f"{target}; nothing was written.")  # fmt: skip
         return EXIT_OK
     if count:
         file.write()
-    _print(f"Imported {count} of {len(outcomes)} server(s) into {target}.")
+    print_line(f"Imported {count} of {len(outcomes)} server(s) into {target}.")
     return EXIT_OK
 
 

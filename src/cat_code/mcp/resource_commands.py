@@ -18,7 +18,14 @@ import sys
 from typing import Any
 
 from cat_code.mcp.catalog import Gathered
-from cat_code.mcp.commands import EXIT_FAILED, EXIT_OK, EXIT_USAGE, _only
+from cat_code.mcp.commands import (
+    EXIT_FAILED,
+    EXIT_OK,
+    EXIT_USAGE,
+    _only,
+    print_error,
+    print_line,
+)
 from cat_code.mcp.config import McpConfig
 from cat_code.mcp.pool import McpPool
 from cat_code.mcp.prompts import command_names, usage
@@ -35,7 +42,7 @@ def run_resource_command(args: argparse.Namespace, config: McpConfig) -> int:
     server: str | None = args.server
     if server is not None and server not in config.names:
         known = ", ".join(config.names) or "none"
-        _error(f"no MCP server named {server!r} (configured: {known})")
+        print_error(f"no MCP server named {server!r} (configured: {known})")
         return EXIT_USAGE
     return asyncio.run(_run(args, _only(config, [server] if server else None)))
 
@@ -54,20 +61,11 @@ async def _run(args: argparse.Namespace, config: McpConfig) -> int:
     return await run_until_signal(pool, work)
 
 
-def _print(text: str) -> None:
-    sys.stdout.write(text + "\n")
-    sys.stdout.flush()
-
-
-def _error(text: str) -> None:
-    sys.stderr.write(f"cat-code: {text}\n")
-
-
 def _connect_failures(pool: McpPool) -> int:
     """Say which servers did not connect; how many."""
     failed = [s for s in pool.status() if s.state in ("FAILED", "NEEDS_LOGIN")]
     for status in failed:
-        _error(f"MCP server '{status.name}' {status.state.lower()}: {status.error}")
+        print_error(f"MCP server '{status.name}' {status.state.lower()}: {status.error}")
     return len(failed)
 
 
@@ -76,7 +74,7 @@ def _listing_failures(*listings: Gathered[Any]) -> int:
     for listing in listings:
         failures.update(listing.failures)
     for name, why in failures.items():
-        _error(f"MCP server '{name}' could not list: {why}")
+        print_error(f"MCP server '{name}' could not list: {why}")
     return len(failures)
 
 
@@ -94,9 +92,9 @@ async def _resources(pool: McpPool, *, as_json: bool) -> int:
             "resources": [{"server": s, **r} for s, r in resources.items],
             "resourceTemplates": [{"server": s, **t} for s, t in templates.items],
         }
-        _print(json.dumps(document, indent=2, ensure_ascii=False))
+        print_line(json.dumps(document, indent=2, ensure_ascii=False))
     else:
-        _print(format_resources(resources.items, templates.items))
+        print_line(format_resources(resources.items, templates.items))
     return EXIT_FAILED if failed else EXIT_OK
 
 
@@ -139,10 +137,10 @@ async def _read(pool: McpPool, server: str, uri: str, *, as_json: bool) -> int:
     try:
         result = await pool.read_resource(server, uri)
     except Exception as exc:  # the command's boundary: any failure is the read's
-        _error(read_failure(server, uri, exc))
+        print_error(read_failure(server, uri, exc))
         return EXIT_FAILED
     if as_json:
-        _print(json.dumps(result, indent=2, ensure_ascii=False))
+        print_line(json.dumps(result, indent=2, ensure_ascii=False))
         return EXIT_OK
     terminal = sys.stdout.isatty()
     for contents in result["contents"]:
@@ -154,12 +152,12 @@ async def _read(pool: McpPool, server: str, uri: str, *, as_json: bool) -> int:
                 sys.stdout.write("\n")
         elif terminal:
             # Raw bytes would garble the terminal: say what it is and how to keep it.
-            _print(f"{describe_blob(contents)} — redirect stdout to a file to save it")
+            print_line(f"{describe_blob(contents)} — redirect stdout to a file to save it")
         else:
             sys.stdout.flush()
             sys.stdout.buffer.write(blob_bytes(contents) or b"")
     if not result["contents"]:
-        _error(contents_text(result))
+        print_error(contents_text(result))
     sys.stdout.flush()
     return EXIT_OK
 
@@ -175,9 +173,9 @@ async def _prompts(pool: McpPool, *, as_json: bool) -> int:
     commands = {id(p): c for c, (_, p) in command_names(prompts.items).items()}
     if as_json:
         listed = [{"server": s, **p, "command": commands.get(id(p), "")} for s, p in prompts.items]
-        _print(json.dumps(listed, indent=2, ensure_ascii=False))
+        print_line(json.dumps(listed, indent=2, ensure_ascii=False))
     else:
-        _print(format_prompts([(commands.get(id(p), ""), p) for _, p in prompts.items]))
+        print_line(format_prompts([(commands.get(id(p), ""), p) for _, p in prompts.items]))
     return EXIT_FAILED if failed else EXIT_OK
 
 
