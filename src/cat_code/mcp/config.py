@@ -23,7 +23,7 @@ from typing import TYPE_CHECKING, Any, Literal
 from urllib.parse import urlsplit
 
 from cat_code.mcp.errors import ConfigError
-from cat_code.mcp.masking import masked_target, shown_command
+from cat_code.mcp.masking import VARIABLE, masked_target, shown_command
 
 if TYPE_CHECKING:  # imported when an entry has an ``oauth`` block: stdio runs never load it
     from cat_code.mcp.auth.types import OAuthSettings
@@ -67,7 +67,6 @@ _KNOWN_FIELDS = frozenset(
     }
 )
 logger = logging.getLogger(__name__)
-_VAR = re.compile(r"\$\{([A-Za-z_][A-Za-z0-9_]*)(?::-([^}]*))?\}")
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -524,7 +523,7 @@ def _expand(value: str, environ: Mapping[str, str], where: str, key: str) -> str
             f"{where}: '{key}' uses ${{{var}}}, which is not set (and has no default)"
         )
 
-    return _VAR.sub(replace, value) if "${" in value else value
+    return VARIABLE.sub(replace, value) if "${" in value else value
 
 
 def _json_type(value: Any) -> str:

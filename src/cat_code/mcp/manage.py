@@ -43,7 +43,7 @@ from cat_code.mcp.config import (
 from cat_code.mcp.config_edit import ConfigEditError, ConfigFile
 from cat_code.mcp.errors import ConfigError
 from cat_code.mcp.import_sources import SOURCES, FoundServer, scan
-from cat_code.mcp.masking import mask_entry, mask_url, masked_target, shown_command
+from cat_code.mcp.masking import VARIABLE, mask_entry, mask_url, masked_target, shown_command
 
 if TYPE_CHECKING:
     from cat_code.mcp.adapter import McpTool
@@ -57,7 +57,6 @@ SCOPES = (USER, PROJECT)
 TRY_TIMEOUT_S = 30.0
 #: What an unset ``${VAR}`` stands for while an entry is validated (a URL passes too).
 _UNSET_STAND_IN = "https://unset.invalid"
-_VAR = re.compile(r"\$\{([A-Za-z_][A-Za-z0-9_]*)(?::-([^}]*))?\}")
 _NAME = re.compile(r"^[A-Za-z0-9_.-]+$")
 #: A word that is meant as a URL, whatever its scheme (``ftp://h``, ``ws://h``).
 _URL_LIKE = re.compile(r"^[A-Za-z][A-Za-z0-9+.-]*://")
@@ -331,7 +330,7 @@ def validate_entry(name: str, entry: dict[str, Any], source: Path) -> ServerConf
 
 def _variables(value: Any) -> set[str]:
     if isinstance(value, str):
-        return {match.group(1) for match in _VAR.finditer(value)}
+        return {match.group(1) for match in VARIABLE.finditer(value)}
     if isinstance(value, dict):
         return set().union(*(_variables(v) for v in value.values()))
     if isinstance(value, list):

@@ -17,7 +17,9 @@ from collections.abc import Mapping, Sequence
 from typing import Any
 from urllib.parse import urlsplit, urlunsplit
 
-_VAR = re.compile(r"\$\{([A-Za-z_][A-Za-z0-9_]*)(?::-([^}]*))?\}")
+#: A ``${NAME}`` or ``${NAME:-default}`` reference as config files write it: the one
+#: pattern for `config` (which expands them) and for masking (which shows them).
+VARIABLE = re.compile(r"\$\{([A-Za-z_][A-Za-z0-9_]*)(?::-([^}]*))?\}")
 _AUTH_SCHEME = re.compile(r"^\s*(?:Bearer|Basic|Token|Bot)?\s*$", re.IGNORECASE)
 _MASK = "****"
 #: What `shlex.quote` leaves unquoted; any other character needs quotes.
@@ -55,11 +57,11 @@ def mask_value(value: Any) -> Any:
     reference's default is a literal too: ``${VAR:-****}``."""
     if not isinstance(value, str):
         return _MASK
-    if not _VAR.search(value):
+    if not VARIABLE.search(value):
         return _MASK if value else value
     pieces: list[str] = []
     last = 0
-    for match in _VAR.finditer(value):
+    for match in VARIABLE.finditer(value):
         pieces.append(_masked_literal(value[last : match.start()]))
         pieces.append(_masked_reference(match))
         last = match.end()
@@ -87,7 +89,7 @@ def mask_url(url: str) -> str:
     netloc = parts.netloc
     if "@" in netloc:
         userinfo, host = netloc.rsplit("@", 1)
-        reference = _VAR.fullmatch(userinfo)
+        reference = VARIABLE.fullmatch(userinfo)
         kept = _masked_reference(reference) if reference else _MASK
         netloc = f"{kept}@{host}"
     query = parts.query
@@ -147,7 +149,7 @@ def shown_command(words: Sequence[str]) -> str:
 
 
 def _shown_word(word: str) -> str:
-    bare = _VAR.sub("", word).replace(_MASK, "")
+    bare = VARIABLE.sub("", word).replace(_MASK, "")
     if word and not _UNSAFE.search(bare):
         return word
     return shlex.quote(word)
