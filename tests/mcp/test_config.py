@@ -553,3 +553,18 @@ def test_status_targets_quote_arguments_that_need_it_but_not_masks_or_variables(
     assert entry.target == (
         "python3 -c 'import sys; print(1)' --token **** --key=${K:-****} '' 'it'\"'\"'s'"
     )
+
+
+def test_files_that_exist_but_give_no_servers_are_named_unreadable(tmp_path: Path) -> None:
+    broken = tmp_path / "broken.json"
+    broken.write_text("{ nope")
+    vscode = write(tmp_path / "vscode.json", {})
+    vscode.write_text('{"servers": {"a": {"command": "x"}}}')
+    empty = tmp_path / "empty.json"
+    empty.write_text("")
+    good = write(tmp_path / "good.json", {"a": {"command": "x"}})
+
+    config = load_config([broken, vscode, empty, tmp_path / "missing.json", good])
+
+    assert config.unreadable == [broken, vscode]
+    assert [s.name for s in config.servers] == ["a"]

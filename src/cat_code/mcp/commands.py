@@ -54,11 +54,6 @@ def load_config_from_args(args: argparse.Namespace) -> McpConfig:
     return config
 
 
-def unreadable_files(config: McpConfig) -> list[Path]:
-    """The config files that could not be read (each has a warning starting with its path)."""
-    return [f for f in config.files if any(w.startswith(f"{f}:") for w in config.warnings)]
-
-
 def format_status(
     statuses: Sequence[ServerStatus],
     files: Sequence[Path] = (),
@@ -185,7 +180,7 @@ async def _list(config: McpConfig, *, as_json: bool) -> int:
     async def work() -> int:
         await pool.connect_all()
         statuses = pool.status()
-        unreadable = unreadable_files(config)
+        unreadable = config.unreadable
         if as_json:
             print_line(json.dumps([s.to_json() for s in statuses], indent=2, ensure_ascii=False))
         else:
@@ -304,6 +299,7 @@ def _only(config: McpConfig, names: list[str] | None) -> McpConfig:
         warnings=config.warnings,
         files=config.files,
         order=[n for n in config.order if n in names],
+        unreadable=config.unreadable,
     )
 
 

@@ -169,6 +169,9 @@ class McpConfig:
     files: list[Path] = field(default_factory=list)
     #: Every server name, good or broken, in the order the files give them.
     order: list[str] = field(default_factory=list)
+    #: The files that exist but gave no servers because they could not be used (each has
+    #: its warning): "none configured" would be untrue while one of them is broken.
+    unreadable: list[Path] = field(default_factory=list)
 
     @property
     def names(self) -> list[str]:
@@ -200,8 +203,12 @@ def load_config(
     files = list(paths) if paths is not None else default_config_paths(cwd, env)
     entries: dict[str, ServerConfig | BrokenServer] = {}
     warnings: list[str] = []
+    unreadable: list[Path] = []
     for path in files:
         raw_servers = _read_file(path, warnings)
+        if raw_servers is None:
+            unreadable.append(path)
+            continue
         for name, raw in raw_servers.items():
             # Re-inserting moves the entry to the end: the winner keeps a stable order.
             entries.pop(name, None)
@@ -215,7 +222,7 @@ def load_config(
                     type=_guess_type(raw),
                     target=_guess_target(raw),
                 )
-    config = McpConfig(warnings=warnings, files=files, order=list(entries))
+    config = McpConfig(warnings=warnings, files=files, order=list(entries), unreadable=unreadable)
     for entry in entries.values():
         if isinstance(entry, BrokenServer):
             config.broken.append(entry)
@@ -224,7 +231,9 @@ def load_config(
     return config
 
 
-def _read_file(path: Path, warnings: list[str]) -> dict[str, Any]:
+def _read_file(path: Path, warnings: list[str]) -> dict[str, Any] | None:
+    """A file's ``mcpServers`` ({} when missing or empty); None, with a warning, when the
+    file exists but cannot be used."""
     try:
         # utf-8-sig: JSON parsers may ignore a byte order mark (RFC 8259), editors add one.
         text = path.read_text(encoding="utf-8-sig")
@@ -232,7 +241,7 @@ def _read_file(path: Path, warnings: list[str]) -> dict[str, Any]:
         return {}
     except (OSError, UnicodeDecodeError) as exc:
         warnings.append(f"{path}: cannot read MCP config: {exc}; ignoring it")
-        return {}
+        return None
     if not text.strip():
         return {}
     try:
@@ -242,21 +251,21 @@ def _read_file(path: Path, warnings: list[str]) -> dict[str, Any]:
             f"{path}:{exc.lineno}:{exc.colno}: invalid JSON in MCP config ({exc.msg}); "
             "no servers loaded from it"
         )
-        return {}
+        return None
     if not isinstance(data, dict):
         warnings.append(f"{path}: MCP config must be a JSON object; no servers loaded from it")
-        return {}
+        return None
     if "mcpServers" not in data and "servers" in data:
         # VS Code's mcp.json shape: easy to copy, silently empty without this.
         warnings.append(
             f'{path}: servers go under "mcpServers", not "servers" (VS Code\'s format); '
             "no servers loaded from it"
         )
-        return {}
+        return None
     servers = data.get("mcpServers", {})
     if not isinstance(servers, dict):
         warnings.append(f"{path}: 'mcpServers' must be an object; no servers loaded from it")
-        return {}
+        return None
     return servers
 
 

@@ -249,13 +249,13 @@ def _permissions(text: str, ctx: CommandContext) -> Action:
 
 
 def _mcp(rest: str, ctx: CommandContext) -> Action:
-    from cat_code.mcp.commands import format_status, format_tools, unreadable_files
+    from cat_code.mcp.commands import format_status, format_tools
 
     sub, _, tail = rest.partition(" ")
     tail = tail.strip()
     if not sub:
         files = ctx.pool.config.files if ctx.pool else ()
-        bad = unreadable_files(ctx.pool.config) if ctx.pool else []
+        bad = ctx.pool.config.unreadable if ctx.pool else []
         return Show(format_status(ctx.statuses(), files, in_repl=True, unreadable=bad))
     if sub == "tools":
         if ctx.pool is None:
