@@ -399,12 +399,7 @@ class McpServer:
     ) -> CallToolResult:
         """Call one of this server's tools through its current connection (started again
         first if it stopped by itself since the last call)."""
-        if self.healable:
-            await self._pool.heal(self)
-        client = self._client
-        if self._state is not ServerState.CONNECTED or client is None:
-            why = f": {self.error}" if self.error else ""
-            raise TransportClosed(f"MCP server '{self.name}' is {self._state}{why}")
+        client = await self._reachable()
         # toolTimeoutMs, when the entry sets it, bounds tool calls instead of requestTimeoutMs.
         timeout = self.config.tool_timeout_s
         try:
@@ -419,8 +414,8 @@ class McpServer:
     # -- resources and prompts (through the current connection) ------------------------
 
     async def _reachable(self) -> McpClient:
-        """The connection, after starting the server again if it stopped by itself (as a
-        tool call does, within the same budget): for resources, which the model reads."""
+        """The connection, after starting the server again if it stopped by itself (within
+        its restart budget): for tool calls and resources, which the model reaches for."""
         if self.healable:
             await self._pool.heal(self)
         return self._connected()
@@ -435,7 +430,7 @@ class McpServer:
     def offers(self, feature: str) -> bool:
         """Whether the server is connected and declared ``feature`` (``resources``, ...)."""
         client = self._client
-        connected = self._state is ServerState.CONNECTED and client is not None
+        connected = self._state is ServerState.CONNECTED
         return connected and client is not None and client.offers(feature)
 
     async def list_resources(self) -> list[Resource]:
