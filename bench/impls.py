@@ -63,13 +63,13 @@ async def _cat_code_open(transport: Any, expect: str | None) -> CatCodeSession:
 async def cat_code_stdio(
     command: str, args: Sequence[str], *, expect: str | None = None
 ) -> CatCodeSession:
-    from cat_code.mcp.stdio import StdioTransport
+    from cat_code.mcp.transports.stdio import StdioTransport
 
     return await _cat_code_open(StdioTransport(command, args, name="bench"), expect)
 
 
 async def cat_code_http(url: str, *, expect: str | None = None) -> CatCodeSession:
-    from cat_code.mcp.http import StreamableHttpTransport
+    from cat_code.mcp.transports.http import StreamableHttpTransport
 
     return await _cat_code_open(StreamableHttpTransport(url, name="bench"), expect)
 
@@ -194,10 +194,10 @@ def import_all() -> None:
     import mcp.client.streamable_http  # noqa: F401
     from mcp import Client  # noqa: F401
 
+    import cat_code.host.pool
     import cat_code.mcp.client
-    import cat_code.mcp.http
-    import cat_code.mcp.pool
-    import cat_code.mcp.stdio  # noqa: F401
+    import cat_code.mcp.transports.http
+    import cat_code.mcp.transports.stdio  # noqa: F401
 
 
 async def open_stdio(

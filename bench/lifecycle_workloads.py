@@ -22,7 +22,7 @@ import floor
 from workloads import SMALL_TEXT, STDIO_SERVER, Sizes, _check, _clock
 
 # The pool warns on every crash and restart; here they are the workload, not news.
-logging.getLogger("cat_code.mcp.pool").setLevel(logging.ERROR)
+logging.getLogger("cat_code.host.pool").setLevel(logging.ERROR)
 
 #: How often the pool's view of a killed server is looked at (far below a restart's cost).
 _NOTICE_POLL_S = 0.001
@@ -38,9 +38,9 @@ async def stdio_restart(impl: str, sizes: Sizes) -> dict[str, float]:
 
 
 async def _cat_code_restart() -> dict[str, float]:
-    from cat_code.mcp.config import McpConfig, StdioServerConfig
-    from cat_code.mcp.pool import McpPool, ServerState
-    from cat_code.mcp.stdio import StdioTransport
+    from cat_code.host.config.load import McpConfig, StdioServerConfig
+    from cat_code.host.pool import McpPool, ServerState
+    from cat_code.mcp.transports.stdio import StdioTransport
 
     command, *args = STDIO_SERVER
     entry = StdioServerConfig(name="bench", source=Path("bench"), command=command, args=tuple(args))

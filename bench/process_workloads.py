@@ -115,7 +115,7 @@ class ProcessBench:
     def imports(self, impl: str) -> dict[str, float]:
         """Import time of ``cat_code`` and of what ``cat-code mcp`` needs, in a fresh process."""
         modules = {
-            "cat_code": ("cat_code", "cat_code.mcp.commands, cat_code.mcp.stdio"),
+            "cat_code": ("cat_code", "cat_code.cli.mcp_servers, cat_code.mcp.transports.stdio"),
             "sdk": ("mcp", "mcp.client.stdio, mcp"),
             "floor": ("asyncio, json", "asyncio, json"),
         }[impl]

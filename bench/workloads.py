@@ -152,8 +152,8 @@ async def hold_stdio_servers(
     if server_args is not None:
         args = server_args
     if impl == "cat_code":
-        from cat_code.mcp.config import McpConfig, ServerConfig, StdioServerConfig
-        from cat_code.mcp.pool import McpPool
+        from cat_code.host.config.load import McpConfig, ServerConfig, StdioServerConfig
+        from cat_code.host.pool import McpPool
 
         entries: list[ServerConfig] = [
             StdioServerConfig(name=f"s{i}", source=BENCH, command=command, args=tuple(args))

@@ -80,7 +80,7 @@ def test_mcp_commands_with_a_stdio_server_load_no_model_sdk_ui_or_http_client(
     output, modules = _loaded_modules("mcp", *command, "--mcp-config", str(config))
 
     assert proof in output  # the path really ran: connect, handshake, tools/list (, call)
-    assert "cat_code.mcp.stdio" in modules
+    assert "cat_code.mcp.transports.stdio" in modules
     assert _heavy(modules, HEAVY | HTTP_CLIENT) == []
 
 

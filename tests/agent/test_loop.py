@@ -29,9 +29,9 @@ from cat_code.agent.providers.base import (
     UserMessage,
 )
 from cat_code.agent.providers.fake import ScriptedProvider, Streamed, reply, use_tools
-from cat_code.mcp.config import load_config
-from cat_code.mcp.pool import McpPool, default_transport
-from cat_code.mcp.transport import NO_CONTEXT, JsonObject
+from cat_code.host.config.load import load_config
+from cat_code.host.pool import McpPool, default_transport
+from cat_code.mcp.transports.base import NO_CONTEXT, JsonObject
 from cat_code.tools.base import ProgressCallback, Tool, ToolResult
 from cat_code.tools.registry import ToolRegistry
 

@@ -322,9 +322,9 @@ async def test_a_server_rule_covers_exactly_its_own_server(files: tuple[Path, Pa
 async def test_a_whole_server_deny_covers_the_resource_tools_for_that_server(
     files: tuple[Path, Path],
 ) -> None:
-    from cat_code.mcp.config import McpConfig
-    from cat_code.mcp.pool import McpPool
-    from cat_code.mcp.resource_tools import ListMcpResourcesTool, ReadMcpResourceTool
+    from cat_code.host.config.load import McpConfig
+    from cat_code.host.pool import McpPool
+    from cat_code.host.resource_tools import ListMcpResourcesTool, ReadMcpResourceTool
 
     user, project = files
     write(user, {"permissions": {"deny": ["mcp__ev__*", "mcp__git__push"]}})

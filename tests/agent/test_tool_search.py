@@ -25,8 +25,8 @@ from cat_code.agent.tool_search import (
     definition_tokens,
     mode_from_env,
 )
-from cat_code.mcp.config import load_config
-from cat_code.mcp.pool import McpPool
+from cat_code.host.config.load import load_config
+from cat_code.host.pool import McpPool
 from cat_code.tools.base import ProgressCallback, Tool, ToolResult
 from cat_code.tools.builtin import builtin_tools
 from cat_code.tools.registry import ToolRegistry

@@ -30,7 +30,7 @@ from cat_code.mcp.auth import AuthorizationResponse, OAuthSettings
 from cat_code.mcp.auth.provider import McpAuth
 from cat_code.mcp.auth.store import MemoryTokenStore
 from cat_code.mcp.client import McpClient
-from cat_code.mcp.http import StreamableHttpTransport
+from cat_code.mcp.transports.http import StreamableHttpTransport
 
 logger = logging.getLogger("conformance")
 

@@ -15,9 +15,7 @@ from pathlib import Path
 
 import pytest
 from conftest import ECHO_SERVER, REPO
-
-sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "mcp"))
-from http_peers import free_port, running, sdk_command
+from scripted.http_peers import free_port, running, sdk_command
 
 ECHO_COMMAND = [sys.executable, str(ECHO_SERVER)]
 

@@ -24,8 +24,7 @@ import pytest
 from conftest import REPO
 
 SERVERS = Path(__file__).resolve().parent.parent / "servers"
-sys.path.insert(0, str(SERVERS.parent / "mcp"))
-from http_peers import free_port, running  # noqa: E402
+from scripted.http_peers import free_port, running  # noqa: E402
 
 NAME = "linear"
 

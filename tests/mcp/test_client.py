@@ -7,7 +7,7 @@ import logging
 from typing import Any
 
 import pytest
-from fakes import FakeTransport, Raw, RpcError, tool
+from scripted.fakes import FakeTransport, Raw, RpcError, tool
 
 from cat_code import __version__
 from cat_code.mcp.client import McpClient

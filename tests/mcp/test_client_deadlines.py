@@ -12,7 +12,7 @@ import asyncio
 from typing import Any
 
 import pytest
-from fakes import FakeTransport
+from scripted.fakes import FakeTransport
 
 from cat_code.mcp.client import McpClient
 from cat_code.mcp.errors import RequestTimeout

@@ -8,7 +8,7 @@ import logging
 from typing import Any
 
 import pytest
-from fakes import FakeTransport, RpcError
+from scripted.fakes import FakeTransport, RpcError
 
 from cat_code.mcp.client import McpClient
 from cat_code.mcp.errors import McpError, ProtocolError

@@ -7,14 +7,14 @@ from typing import Any
 
 import pytest
 
-from cat_code.mcp.prompts import (
+from cat_code.host.prompts import (
     PromptArgumentsError,
     command_names,
     message_text,
     parse_arguments,
     usage,
-    valid_prompt,
 )
+from cat_code.mcp.prompts import valid_prompt
 from cat_code.mcp.resources import expand_template, template_prefix, template_variables
 
 REVIEW: Any = {

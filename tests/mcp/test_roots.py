@@ -17,14 +17,14 @@ from typing import Any
 
 import pytest
 from conftest import EVERYTHING_SERVER, NODE_MODULES, node_available
-from fakes import FakeTransport, tool
+from scripted.fakes import FakeTransport, tool
 
+from cat_code.host.config.load import load_config
+from cat_code.host.pool import McpPool
 from cat_code.mcp.client import ROOTS_GRACE_S, McpClient
-from cat_code.mcp.config import load_config
-from cat_code.mcp.pool import McpPool
 from cat_code.mcp.roots import RootError, Roots, check_dir
-from cat_code.mcp.stdio import StdioTransport
-from cat_code.mcp.transport import NO_CONTEXT, RequestContext
+from cat_code.mcp.transports.base import NO_CONTEXT, RequestContext
+from cat_code.mcp.transports.stdio import StdioTransport
 
 HANDSHAKE = "2025-11-25"
 MODERN = "2026-07-28"
@@ -337,9 +337,15 @@ class CountingRoots(Roots):
 @pytest.mark.skipif(not node_available(), reason="server-everything is not installed")
 async def test_server_everything_over_http_asks_again_after_list_changed(tmp_path: Path) -> None:
     """Over Streamable HTTP its requests come on the GET stream, our answers as POSTs."""
-    from http_peers import everything_command, free_port, start_processes, stop, wait_for_port
+    from scripted.http_peers import (
+        everything_command,
+        free_port,
+        start_processes,
+        stop,
+        wait_for_port,
+    )
 
-    from cat_code.mcp.http import StreamableHttpTransport
+    from cat_code.mcp.transports.http import StreamableHttpTransport
 
     (tmp_path / "later").mkdir()
     roots = CountingRoots(cwd=tmp_path)

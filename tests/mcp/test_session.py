@@ -14,14 +14,14 @@ from typing import Any
 
 import pytest
 from conftest import EVERYTHING_SERVER, node_available
-from fakes import FakeTransport, RpcError, tool
+from scripted.fakes import FakeTransport, RpcError, tool
 
 from cat_code.mcp.client import McpClient
 from cat_code.mcp.errors import HttpStatusError, McpError, ProtocolError
 from cat_code.mcp.session import detect
 from cat_code.mcp.session.detect import EraMemory
 from cat_code.mcp.session.modern import header_value, param_headers
-from cat_code.mcp.stdio import StdioTransport
+from cat_code.mcp.transports.stdio import StdioTransport
 
 MODERN = "2026-07-28"
 SERVERS = Path(__file__).resolve().parent.parent / "servers"
@@ -436,7 +436,7 @@ class HeaderCheckingPeer:
     ``Mcp-Param-*`` headers do not match its body; `rename` changes the tool's header."""
 
     def __init__(self) -> None:
-        from http_peers import HttpPeer
+        from scripted.http_peers import HttpPeer
 
         outer = self
 
@@ -490,7 +490,7 @@ class HeaderCheckingPeer:
 
 
 async def test_a_server_that_insists_on_the_mcp_headers_gets_them_and_a_renamed_one_too() -> None:
-    from cat_code.mcp.http import StreamableHttpTransport
+    from cat_code.mcp.transports.http import StreamableHttpTransport
 
     server = HeaderCheckingPeer()
     async with server.peer:

@@ -12,8 +12,8 @@ from typing import Any
 
 import pytest
 
-from cat_code.mcp.config import load_config
-from cat_code.mcp.pool import McpPool, ServerState
+from cat_code.host.config.load import load_config
+from cat_code.host.pool import McpPool, ServerState
 from cat_code.repl.commands import (
     CommandContext,
     ManageServer,

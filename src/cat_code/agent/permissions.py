@@ -40,7 +40,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Literal
 
-from cat_code.settings import (
+from cat_code.host.settings import (
     Settings,
     SettingsError,
     project_settings_path,
@@ -87,7 +87,7 @@ def server_of(tool: Tool) -> str | None:
 
 def server_rule(server: str) -> str:
     """The rule that covers every tool of ``server`` (named as the registry names them)."""
-    from cat_code.mcp.adapter import sanitize
+    from cat_code.host.tool_adapter import sanitize
 
     return f"mcp__{sanitize(server)}__*"
 
@@ -115,7 +115,7 @@ class Rule:
         else a built-in tool or a name from `Tool.permission_subjects`."""
         ruled = ruled_server(self.pattern)
         if ruled is not None:
-            from cat_code.mcp.adapter import sanitize
+            from cat_code.host.tool_adapter import sanitize
 
             if server is not None:  # the owner decides: "a" must not cover "a__b"'s tools
                 return sanitize(server) == ruled and name.startswith(f"mcp__{ruled}__")

@@ -54,7 +54,7 @@ from cat_code.mcp.session.modern import (
     StatelessSession,
     result_type,
 )
-from cat_code.mcp.transport import JsonObject, RequestContext, Transport
+from cat_code.mcp.transports.base import JsonObject, RequestContext, Transport
 from cat_code.mcp.wire import (
     CallToolResult,
     Completion,

@@ -19,7 +19,7 @@ import logging
 import re
 from typing import Any, cast
 
-from cat_code.mcp.transport import size_text
+from cat_code.mcp.transports.base import size_text
 from cat_code.mcp.wire import ReadResourceResult, Resource, ResourceContents, ResourceTemplate
 
 logger = logging.getLogger(__name__)

@@ -12,7 +12,6 @@ them, and get the new list then). Roots only ever grow during a session.
 
 from __future__ import annotations
 
-import argparse
 import logging
 from collections.abc import Callable, Iterable
 from pathlib import Path
@@ -44,14 +43,6 @@ def check_dir(text: str, *, base: Path | None = None) -> Path:
     if not resolved.is_dir():
         raise RootError(f"{text}: not a directory")
     return resolved
-
-
-def add_dir_argument(text: str) -> Path:
-    """The ``type`` of ``--add-dir``: argparse turns the error into a usage error (exit 2)."""
-    try:
-        return check_dir(text)
-    except RootError as exc:
-        raise argparse.ArgumentTypeError(str(exc)) from None
 
 
 class Roots:
@@ -121,7 +112,6 @@ def set_default_roots(roots: Roots) -> None:
 __all__ = [
     "RootError",
     "Roots",
-    "add_dir_argument",
     "check_dir",
     "default_roots",
     "set_default_roots",

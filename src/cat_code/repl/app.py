@@ -7,7 +7,7 @@ for it, so the model sees every tool). Each turn, tool call or wait runs as the
 cancels in-flight MCP calls. While the prompt is up, Ctrl-C is a key that clears the line.
 Questions (permission, elicitation) take a lock, pause the spinner and use their own
 prompt, so only one is ever on screen. Every way out — ``/exit``, Ctrl-D, SIGTERM,
-SIGHUP, a SIGINT while no turn runs — closes every MCP server (`cat_code.shutdown`: exit
+SIGHUP, a SIGINT while no turn runs — closes every MCP server (`cat_code.host.shutdown`: exit
 128 + N after a signal; a signal during the close hurries it).
 """
 
@@ -43,12 +43,13 @@ from cat_code.agent.providers import (
 from cat_code.agent.providers.base import Message, ToolCall
 from cat_code.agent.system_prompt import build_system_prompt
 from cat_code.agent.transcript import compact_json
-from cat_code.mcp.commands import load_config_from_args
-from cat_code.mcp.config import McpConfig, cat_code_home, load_config
+from cat_code.host.config.load import McpConfig, load_config, load_config_from_args
+from cat_code.host.home import cat_code_home
+from cat_code.host.pool import McpPool, McpServer, ServerStatus
+from cat_code.host.prompts import command_names
+from cat_code.host.resource_tools import resource_tools
+from cat_code.host.shutdown import run_until_signal
 from cat_code.mcp.errors import McpClientError, describe_error
-from cat_code.mcp.pool import McpPool, McpServer, ServerStatus
-from cat_code.mcp.prompts import command_names
-from cat_code.mcp.resource_tools import resource_tools
 from cat_code.mcp.roots import default_roots
 from cat_code.repl import prompt_commands
 from cat_code.repl.commands import (
@@ -85,7 +86,6 @@ from cat_code.repl.render import (
     make_console,
     note_line,
 )
-from cat_code.shutdown import run_until_signal
 from cat_code.tools.builtin import builtin_tools
 from cat_code.tools.registry import DuplicateToolError, ToolRegistry
 
@@ -422,7 +422,7 @@ class Repl:
 
     async def _offering(self, action: ListResources | ListPrompts | RunPrompt) -> None:
         """``/mcp resources``, ``/mcp prompts`` and the prompt commands."""
-        from cat_code.mcp.resource_commands import format_prompts, format_resources
+        from cat_code.host.status import format_prompts, format_resources
 
         pool = self.pool
         if pool is None or not await self._wait_for_mcp():
@@ -480,8 +480,8 @@ class Repl:
     async def _sign(self, action: Login | Logout) -> None:
         """``/mcp login`` / ``/mcp logout``, then the server reconnected: its tools come or
         go without a restart."""
+        from cat_code.host.signin import sign_in, sign_in_entry, sign_out
         from cat_code.mcp.auth.callback import LoopbackAuthorizer
-        from cat_code.mcp.commands import sign_in, sign_in_entry, sign_out
         from cat_code.mcp.errors import describe_error
 
         pool = self.pool

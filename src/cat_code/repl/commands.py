@@ -28,7 +28,7 @@ if TYPE_CHECKING:
     from pathlib import Path
 
     from cat_code.agent.permissions import RuleBook
-    from cat_code.mcp.pool import McpPool, ServerStatus
+    from cat_code.host.pool import McpPool, ServerStatus
 
 logger = logging.getLogger(__name__)
 
@@ -249,7 +249,7 @@ def _permissions(text: str, ctx: CommandContext) -> Action:
 
 
 def _mcp(rest: str, ctx: CommandContext) -> Action:
-    from cat_code.mcp.commands import format_status, format_tools
+    from cat_code.host.status import format_status, format_tools
 
     sub, _, tail = rest.partition(" ")
     tail = tail.strip()
@@ -319,7 +319,7 @@ def _mcp_manage(
 
 
 def _mcp_sign(sub: str, name: str, ctx: CommandContext) -> Action:
-    from cat_code.mcp.commands import SignInTarget, sign_in_entry
+    from cat_code.host.signin import SignInTarget, sign_in_entry
 
     if not name:
         return Show(f"usage: /mcp {sub} SERVER", "error")

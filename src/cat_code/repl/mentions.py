@@ -29,9 +29,9 @@ import re
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
+from cat_code.host.resource_excerpt import excerpt
+from cat_code.host.resource_tools import read_failure
 from cat_code.mcp.errors import McpClientError
-from cat_code.mcp.resource_excerpt import excerpt
-from cat_code.mcp.resource_tools import read_failure
 from cat_code.mcp.resources import (
     contents_text,
     expand_template,
@@ -40,7 +40,7 @@ from cat_code.mcp.resources import (
 )
 
 if TYPE_CHECKING:
-    from cat_code.mcp.pool import McpPool, McpServer
+    from cat_code.host.pool import McpPool, McpServer
 
 logger = logging.getLogger(__name__)
 

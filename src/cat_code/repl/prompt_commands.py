@@ -25,8 +25,7 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
 from cat_code.agent.providers.base import AssistantMessage, Message, UserMessage
-from cat_code.mcp.errors import McpClientError
-from cat_code.mcp.prompts import (
+from cat_code.host.prompts import (
     PromptArgumentsError,
     argument_names,
     command_names,
@@ -34,10 +33,11 @@ from cat_code.mcp.prompts import (
     parse_arguments,
     usage,
 )
+from cat_code.mcp.errors import McpClientError
 from cat_code.mcp.wire import GetPromptResult, Prompt
 
 if TYPE_CHECKING:
-    from cat_code.mcp.pool import McpPool
+    from cat_code.host.pool import McpPool
     from cat_code.repl.commands import CommandContext
 
 logger = logging.getLogger(__name__)

@@ -23,8 +23,8 @@ from cat_code.agent.providers import anthropic as anthropic_provider
 from cat_code.agent.providers import openai as openai_provider
 from cat_code.agent.providers.anthropic import AnthropicProvider
 from cat_code.agent.providers.base import UserMessage
-from cat_code.mcp.config import McpConfig, StdioServerConfig
-from cat_code.mcp.pool import McpPool
+from cat_code.host.config.load import McpConfig, StdioServerConfig
+from cat_code.host.pool import McpPool
 from cat_code.tools.base import Media, ToolResult
 from cat_code.tools.registry import ToolRegistry
 

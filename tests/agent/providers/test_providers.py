@@ -48,7 +48,7 @@ def test_a_provider_without_credentials_is_no_model_configured(
 
 
 def test_the_help_names_the_real_default_model(monkeypatch: pytest.MonkeyPatch) -> None:
-    from cat_code.cli import build_parser
+    from cat_code.cli.parser import build_parser
 
     monkeypatch.setenv("COLUMNS", "200")  # argparse wraps at hyphens on narrow terminals
     assert DEFAULT_MODEL in " ".join(build_parser().format_help().split())

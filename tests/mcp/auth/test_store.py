@@ -15,6 +15,7 @@ from pathlib import Path
 
 import pytest
 
+from cat_code.host.home import token_store
 from cat_code.mcp.auth import store as store_module
 from cat_code.mcp.auth.store import CredentialsLocked, FileTokenStore, MemoryTokenStore
 from cat_code.mcp.auth.types import ClientRegistration, Tokens
@@ -29,7 +30,7 @@ def _mode(path: Path) -> int:
 
 
 def test_the_default_file_is_credentials_json_in_cat_code_home(cat_code_home: Path) -> None:
-    assert FileTokenStore().path == cat_code_home / "credentials.json"
+    assert token_store().path == cat_code_home / "credentials.json"
 
 
 def test_tokens_and_registrations_round_trip_in_the_documented_shape(tmp_path: Path) -> None:

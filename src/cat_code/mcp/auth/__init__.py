@@ -1,6 +1,6 @@
 """OAuth 2.1 sign-in for remote MCP servers, as the MCP authorization spec describes it.
 
-The package plugs into the one HTTP pipeline (`cat_code.mcp.http_pipeline`) as an
+The package plugs into the one HTTP pipeline (`cat_code.mcp.transports.http_pipeline`) as an
 ``httpx2.Auth`` (`McpAuth`), so no transport knows OAuth. Layout, one concept a module:
 
 - ``types``: the shared vocabulary: `OAuthSettings` (an entry's ``oauth`` block), `Tokens`,

@@ -16,7 +16,7 @@ from typing import Any
 import httpx2
 
 from cat_code.mcp.auth.types import AuthorizationFailed
-from cat_code.mcp.http_pipeline import public_url, timeouts, translate_error
+from cat_code.mcp.transports.http_pipeline import public_url, timeouts, translate_error
 
 logger = logging.getLogger(__name__)
 

@@ -40,7 +40,7 @@ from cat_code.mcp.auth.types import (
     TokenStore,
     canonical_server_url,
 )
-from cat_code.mcp.http_pipeline import public_url, same_origin
+from cat_code.mcp.transports.http_pipeline import public_url, same_origin
 
 logger = logging.getLogger(__name__)
 

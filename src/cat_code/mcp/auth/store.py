@@ -88,14 +88,10 @@ class CredentialsLocked(OSError):
 
 
 class FileTokenStore:
-    """A `TokenStore` in ``$CAT_CODE_HOME/credentials.json`` (or ``path``), shared safely
-    by every cat-code process."""
+    """A `TokenStore` in one JSON file (cat-code's is ``$CAT_CODE_HOME/credentials.json``),
+    shared safely by every process that uses the same file."""
 
-    def __init__(self, path: Path | None = None) -> None:
-        if path is None:
-            from cat_code.mcp.config import cat_code_home
-
-            path = cat_code_home() / CREDENTIALS_FILE
+    def __init__(self, path: Path) -> None:
         self.path = path
         #: Guards one read-modify-write of the file, nothing longer.
         self.lock_path = path.with_name(path.name + ".lock")

@@ -21,7 +21,7 @@ from cat_code.mcp.session.handshake import (
     HandshakeSession,
 )
 from cat_code.mcp.session.modern import MODERN_VERSION, MODERN_VERSIONS, StatelessSession
-from cat_code.mcp.transport import JsonObject, RequestContext, Transport
+from cat_code.mcp.transports.base import JsonObject, RequestContext, Transport
 
 Era = Literal["handshake", "modern"]
 

@@ -37,7 +37,7 @@ from cat_code.mcp.session.modern import (
     UNSUPPORTED_VERSION,
     StatelessSession,
 )
-from cat_code.mcp.transport import Transport
+from cat_code.mcp.transports.base import Transport
 
 logger = logging.getLogger(__name__)
 

@@ -20,7 +20,6 @@ import logging
 from collections.abc import Callable, Mapping
 from typing import TYPE_CHECKING, Any, Literal
 
-from cat_code import __version__
 from cat_code.mcp.errors import (
     AuthenticationRequired,
     ConnectError,
@@ -28,7 +27,8 @@ from cat_code.mcp.errors import (
     McpClientError,
     ProtocolError,
 )
-from cat_code.mcp.transport import NO_CONTEXT, JsonObject, RequestContext, Transport
+from cat_code.mcp.transports.base import NO_CONTEXT, JsonObject, RequestContext, Transport
+from cat_code.mcp.versions import CLIENT_NAME, CLIENT_VERSION
 
 if TYPE_CHECKING:
     from cat_code.mcp.session import Link
@@ -37,7 +37,7 @@ logger = logging.getLogger(__name__)
 
 LATEST_HANDSHAKE_VERSION = "2025-11-25"
 SUPPORTED_VERSIONS = ("2025-11-25", "2025-06-18", "2025-03-26", "2024-11-05")
-CLIENT_INFO = {"name": "cat-code", "title": "cat-code", "version": __version__}
+CLIENT_INFO = {"name": CLIENT_NAME, "title": CLIENT_NAME, "version": CLIENT_VERSION}
 SESSION_HEADER = "mcp-session-id"
 VERSION_HEADER = "mcp-protocol-version"
 #: The initialize statuses after which a type-less ``url`` entry tries legacy HTTP+SSE.

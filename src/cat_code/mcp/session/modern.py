@@ -23,7 +23,7 @@ from typing import TYPE_CHECKING, Any, Literal
 
 from cat_code.mcp.errors import AuthenticationRequired, HttpStatusError, McpError, ProtocolError
 from cat_code.mcp.session.handshake import CLIENT_INFO
-from cat_code.mcp.transport import NO_CONTEXT, JsonObject, RequestContext
+from cat_code.mcp.transports.base import NO_CONTEXT, JsonObject, RequestContext
 
 if TYPE_CHECKING:
     from cat_code.mcp.session import Link

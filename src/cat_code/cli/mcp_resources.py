@@ -1,0 +1,146 @@
+"""``cat-code mcp resources | read | prompts``: the servers' resources and prompts from the shell.
+
+Like the other ``mcp`` commands, each connects only the servers it needs, works, and
+closes them on every path (signals included, `cat_code.host.shutdown`). Exit codes: 0 on
+success, 1 when a server failed (to connect, to list, to read), 2 on a usage error (an
+unknown server, named with those configured). ``read`` writes a resource as it is: text
+(with a final newline added if it lacks one), a blob's decoded bytes, exact, when stdout
+is not a terminal (on a terminal it says the type and size instead, and how to save it);
+``--json`` prints the wire contents.
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import json
+import sys
+from typing import Any
+
+from cat_code.cli.output import EXIT_FAILED, EXIT_OK, EXIT_USAGE, print_error, print_line
+from cat_code.host.catalog import Gathered
+from cat_code.host.config.load import McpConfig, only_servers
+from cat_code.host.pool import McpPool
+from cat_code.host.prompts import command_names
+from cat_code.host.resource_tools import read_failure
+from cat_code.host.shutdown import run_until_signal
+from cat_code.host.status import format_prompts, format_resources
+from cat_code.mcp.resources import blob_bytes, contents_text, decoded_text, describe_blob
+
+COMMANDS = ("resources", "read", "prompts")
+
+
+def run_resource_command(args: argparse.Namespace, config: McpConfig) -> int:
+    """``mcp resources``, ``mcp read`` or ``mcp prompts``, by ``args.mcp_command``."""
+    server: str | None = args.server
+    if server is not None and server not in config.names:
+        known = ", ".join(config.names) or "none"
+        print_error(f"no MCP server named {server!r} (configured: {known})")
+        return EXIT_USAGE
+    return asyncio.run(_run(args, only_servers(config, [server] if server else None)))
+
+
+async def _run(args: argparse.Namespace, config: McpConfig) -> int:
+    pool = McpPool(config)
+    command, server = args.mcp_command, args.server
+
+    async def work() -> int:
+        if command == "resources":
+            return await _resources(pool, as_json=args.json)
+        if command == "read":
+            return await _read(pool, server, args.uri, as_json=args.json)
+        return await _prompts(pool, as_json=args.json)
+
+    return await run_until_signal(pool, work)
+
+
+def _connect_failures(pool: McpPool) -> int:
+    """Say which servers did not connect; how many."""
+    failed = [s for s in pool.status() if s.state in ("FAILED", "NEEDS_LOGIN")]
+    for status in failed:
+        print_error(f"MCP server '{status.name}' {status.state.lower()}: {status.error}")
+    return len(failed)
+
+
+def _listing_failures(*listings: Gathered[Any]) -> int:
+    failures: dict[str, str] = {}
+    for listing in listings:
+        failures.update(listing.failures)
+    for name, why in failures.items():
+        print_error(f"MCP server '{name}' could not list: {why}")
+    return len(failures)
+
+
+# -- resources ---------------------------------------------------------------------------
+
+
+async def _resources(pool: McpPool, *, as_json: bool) -> int:
+    await pool.connect_all()
+    failed = _connect_failures(pool)
+    resources = await pool.resources(None)
+    templates = await pool.resource_templates(None)
+    failed += _listing_failures(resources, templates)
+    if as_json:
+        document = {
+            "resources": [{"server": s, **r} for s, r in resources.items],
+            "resourceTemplates": [{"server": s, **t} for s, t in templates.items],
+        }
+        print_line(json.dumps(document, indent=2, ensure_ascii=False))
+    else:
+        print_line(format_resources(resources.items, templates.items))
+    return EXIT_FAILED if failed else EXIT_OK
+
+
+# -- read --------------------------------------------------------------------------------
+
+
+async def _read(pool: McpPool, server: str, uri: str, *, as_json: bool) -> int:
+    await pool.connect_all()
+    if _connect_failures(pool):
+        return EXIT_FAILED
+    try:
+        result = await pool.read_resource(server, uri)
+    except Exception as exc:  # the command's boundary: any failure is the read's
+        print_error(read_failure(server, uri, exc))
+        return EXIT_FAILED
+    if as_json:
+        print_line(json.dumps(result, indent=2, ensure_ascii=False))
+        return EXIT_OK
+    terminal = sys.stdout.isatty()
+    for contents in result["contents"]:
+        # On a terminal a textual blob is shown as text; piped, every blob goes out as bytes.
+        text = decoded_text(contents) if terminal else contents.get("text")
+        if isinstance(text, str):
+            sys.stdout.write(text)
+            if not text.endswith("\n"):  # a shell prompt must not run on from its last line
+                sys.stdout.write("\n")
+        elif terminal:
+            # Raw bytes would garble the terminal: say what it is and how to keep it.
+            print_line(f"{describe_blob(contents)} — redirect stdout to a file to save it")
+        else:
+            sys.stdout.flush()
+            sys.stdout.buffer.write(blob_bytes(contents) or b"")
+    if not result["contents"]:
+        print_error(contents_text(result))
+    sys.stdout.flush()
+    return EXIT_OK
+
+
+# -- prompts -----------------------------------------------------------------------------
+
+
+async def _prompts(pool: McpPool, *, as_json: bool) -> int:
+    await pool.connect_all()
+    failed = _connect_failures(pool)
+    prompts = await pool.prompts(None)
+    failed += _listing_failures(prompts)
+    commands = {id(p): c for c, (_, p) in command_names(prompts.items).items()}
+    if as_json:
+        listed = [{"server": s, **p, "command": commands.get(id(p), "")} for s, p in prompts.items]
+        print_line(json.dumps(listed, indent=2, ensure_ascii=False))
+    else:
+        print_line(format_prompts([(commands.get(id(p), ""), p) for _, p in prompts.items]))
+    return EXIT_FAILED if failed else EXIT_OK
+
+
+__all__ = ["COMMANDS", "format_prompts", "format_resources", "run_resource_command"]

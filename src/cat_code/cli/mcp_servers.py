@@ -1,0 +1,247 @@
+"""``cat-code mcp list | tools | call | login | logout``: the MCP plugin from the shell.
+
+The output formats are stable (scripts and tests read them): ``list`` prints aligned
+columns or, with ``--json``, an array of status objects; ``tools`` one line per tool;
+``call`` the flattened result. Every command connects, works, and closes every server
+before it returns, on every path; SIGINT, SIGTERM and SIGHUP stop the command, close every
+server and exit 128 + N (`cat_code.host.shutdown`). `format_status` is shared with the REPL's
+``/mcp``; `sign_in` and `sign_out` with its ``/mcp login`` and ``/mcp logout``. A sign-in
+connects the one server once through an ``McpAuth`` with a person at hand (a
+`LoopbackAuthorizer`), so the whole OAuth flow runs and its tokens are stored; no token
+is ever printed.
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import difflib
+import json
+import logging
+import sys
+from typing import TYPE_CHECKING
+
+from cat_code.cli.output import EXIT_FAILED, EXIT_OK, EXIT_USAGE, print_error, print_line
+from cat_code.host.config.load import McpConfig, load_config_from_args, only_servers
+from cat_code.host.pool import McpPool, ServerStatus
+from cat_code.host.shutdown import run_until_signal
+from cat_code.host.signin import SignIn, SignInTarget, sign_in_entry, sign_out
+from cat_code.host.status import format_status, format_tools, tool_json
+from cat_code.host.tool_adapter import may_belong_to
+from cat_code.mcp.errors import describe_error
+
+if TYPE_CHECKING:
+    pass
+
+logger = logging.getLogger(__name__)
+
+
+#: The verbs that edit config files (`cat_code.cli.mcp_manage`).
+MANAGE_COMMANDS = frozenset({"add", "remove", "get", "enable", "disable", "import"})
+
+
+def run_mcp_command(args: argparse.Namespace) -> int:
+    command = args.mcp_command
+    if command in MANAGE_COMMANDS:  # they edit the files: no config loaded here
+        # Imported only when chosen: `mcp list` and `mcp call` start faster without it.
+        from cat_code.cli.mcp_manage import run_manage_command
+
+        return run_manage_command(args)
+    config = load_config_from_args(args)
+    if command == "list":
+        return asyncio.run(_list(config, as_json=args.json))
+    if command == "tools":
+        return asyncio.run(_tools(config, args.server, as_json=args.json))
+    if command == "call":
+        return asyncio.run(_call(config, args.tool, args.arguments, as_json=args.json))
+    if command == "login":
+        return asyncio.run(_login(config, args.server, no_browser=args.no_browser))
+    if command == "logout":
+        return asyncio.run(_logout(config, args.server))
+    if command in ("resources", "read", "prompts"):
+        from cat_code.cli.mcp_resources import run_resource_command
+
+        return run_resource_command(args, config)
+    raise AssertionError(f"unknown mcp command {command!r}")
+
+
+async def _list(config: McpConfig, *, as_json: bool) -> int:
+    pool = McpPool(config)
+
+    async def work() -> int:
+        await pool.connect_all()
+        statuses = pool.status()
+        unreadable = config.unreadable
+        if as_json:
+            print_line(json.dumps([s.to_json() for s in statuses], indent=2, ensure_ascii=False))
+        else:
+            print_line(format_status(statuses, config.files, unreadable=unreadable))
+        if not statuses and unreadable:
+            return EXIT_FAILED  # nothing listed because a file is broken, not because none
+        return EXIT_OK if pool.all_connected else EXIT_FAILED
+
+    return await run_until_signal(pool, work)
+
+
+async def _tools(config: McpConfig, server: str | None, *, as_json: bool) -> int:
+    if server is not None and server not in config.names:
+        print_error(
+            f"no MCP server named {server!r} (configured: {', '.join(config.names) or 'none'})"
+        )
+        return EXIT_USAGE
+    pool = McpPool(only_servers(config, [server] if server else None))
+
+    async def work() -> int:
+        await pool.connect_all()
+        down = [s for s in pool.status() if s.name == server and _unavailable(s)]
+        if down:  # "MCP tools: none" would hide why
+            print_error(_unavailable(down[0]) or "")
+            return EXIT_FAILED
+        if as_json:
+            print_line(json.dumps(tool_json(pool, server), indent=2, ensure_ascii=False))
+        else:
+            print_line(format_tools(pool, server))
+        failed = [s for s in pool.status() if s.state == "FAILED"]
+        for s in failed:
+            print_error(f"MCP server '{s.name}' failed: {s.error}")
+        return EXIT_FAILED if failed else EXIT_OK
+
+    return await run_until_signal(pool, work)
+
+
+async def _call(config: McpConfig, name: str, raw_arguments: str, *, as_json: bool) -> int:
+    try:
+        arguments = json.loads(raw_arguments)
+    except json.JSONDecodeError as exc:
+        # "{msg}: column N", as json words it: some messages end in "at" already.
+        print_error(f"JSON_ARGS is not valid JSON ({exc.msg}: column {exc.colno}): {raw_arguments}")
+        return EXIT_USAGE
+    if not isinstance(arguments, dict):
+        print_error(
+            f'JSON_ARGS must be a JSON object like \'{{"key": "value"}}\', got: {raw_arguments}'
+        )
+        return EXIT_USAGE
+    candidates = [s.name for s in config.servers if may_belong_to(s.name, name)]
+    pool = McpPool(only_servers(config, candidates or None))
+
+    async def work() -> int:
+        await pool.connect_all()
+        tool = pool.find_tool(name)
+        statuses = pool.status()
+        if tool is None and candidates and not any(s.state == "CONNECTED" for s in statuses):
+            # The servers the name points at are all down: say so, not "unknown tool".
+            for s in statuses:
+                print_error(_unavailable(s) or f"MCP server '{s.name}' is {s.state}")
+            return EXIT_FAILED
+        if tool is None:
+            known = [t.name for t in pool.tools()]
+            guesses = _guesses(name, known)
+            hint = f" — did you mean {' or '.join(map(repr, guesses))}?" if guesses else ""
+            print_error(f"unknown tool {name!r}{hint}")
+            if known:
+                sys.stderr.write("available tools:\n" + "".join(f"  {k}\n" for k in known))
+            failed = [s for s in pool.status() if s.state == "FAILED"]
+            for s in failed:
+                print_error(f"(MCP server '{s.name}' failed: {s.error})")
+            # The server the name points at is down: the call failed, the command line did not.
+            return EXIT_FAILED if candidates and failed else EXIT_USAGE
+
+        def progress(done: float, total: float | None, message: str | None) -> None:
+            amount = f"{done:g}/{total:g}" if total is not None else f"{done:g}"
+            sys.stderr.write(f"progress {amount}{': ' + message if message else ''}\n")
+
+        # `call`, not `execute`: the whole result; the size policy is for what a model reads.
+        result = await tool.call(arguments, progress=progress)
+        if as_json and result.raw is not None:
+            print_line(json.dumps(result.raw, indent=2, ensure_ascii=False))
+        elif result.is_error and result.raw is None:
+            print_error(result.content)
+        else:
+            print_line(result.content)
+        return EXIT_FAILED if result.is_error else EXIT_OK
+
+    return await run_until_signal(pool, work)
+
+
+def _unavailable(status: ServerStatus) -> str | None:
+    """Why a server's tools cannot be used, naming its state and the way out; None if they can."""
+    name = status.name
+    if status.state == "DISABLED":
+        return f"MCP server '{name}' is disabled (cat-code mcp enable {name})"
+    if status.state == "FAILED":
+        return f"MCP server '{name}' failed: {status.error}"
+    if status.state == "NEEDS_LOGIN":
+        return f"MCP server '{name}' needs a sign-in (cat-code mcp login {name})"
+    return None
+
+
+def _guesses(name: str, known: list[str]) -> list[str]:
+    """Registered names the user may have meant: the tool's own name, or a near miss."""
+    suffix = [k for k in known if k.endswith(f"__{name}")]
+    return suffix[:3] or difflib.get_close_matches(name, known, n=3, cutoff=0.85)
+
+
+# -- sign-in ---------------------------------------------------------------------------
+
+
+async def _login(config: McpConfig, name: str, *, no_browser: bool) -> int:
+    from cat_code.host.home import token_store
+    from cat_code.mcp.auth.callback import LoopbackAuthorizer
+
+    try:
+        entry = sign_in_entry(config, name)
+    except SignInTarget as exc:
+        print_error(str(exc))
+        return EXIT_USAGE
+    settings = entry.oauth
+    authorizer = LoopbackAuthorizer(
+        name,
+        port=settings.callback_port if settings else None,
+        open_browser=not no_browser,
+        paste=no_browser,
+    )
+    attempt = SignIn(entry, authorizer, token_store())
+
+    async def work() -> int:
+        try:
+            await attempt.run()
+        except Exception as exc:  # the command's boundary: any failure is the sign-in's
+            logger.debug("sign-in to %s failed", name, exc_info=True)
+            print_error(f"sign-in to {name} failed: {describe_error(exc)}")
+            return EXIT_FAILED
+        print_line(f"Signed in to {name}.")
+        return EXIT_OK
+
+    return await run_until_signal(attempt, work)
+
+
+class _Nothing:
+    """`run_until_signal`'s servers when there are none (``logout``)."""
+
+    async def close_all(self) -> None:
+        return None
+
+    def hurry(self) -> None:
+        return None
+
+    def kill_now(self) -> None:
+        return None
+
+
+async def _logout(config: McpConfig, name: str) -> int:
+    from cat_code.host.home import token_store
+
+    try:
+        entry = sign_in_entry(config, name)
+    except SignInTarget as exc:
+        print_error(str(exc))
+        return EXIT_USAGE
+
+    async def work() -> int:
+        if sign_out(entry, token_store()):
+            print_line(f"Signed out of {name}.")
+        else:
+            print_line(f"No sign-in was stored for '{name}'; nothing to do.")
+        return EXIT_OK
+
+    return await run_until_signal(_Nothing(), work)

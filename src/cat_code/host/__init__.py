@@ -1,0 +1,1 @@
+"""The host runtime between the MCP library and the agent."""

@@ -1,0 +1,1 @@
+"""MCP server configuration: load, edit, import, mask."""

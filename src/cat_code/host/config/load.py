@@ -1,0 +1,594 @@
+"""Load ``mcp.json`` files into server entries.
+
+Sources, lowest precedence first: ``$CAT_CODE_HOME/mcp.json`` (home defaults to
+``~/.cat-code``), then ``.mcp.json`` in the working directory; a later file's entry
+replaces an earlier one of the same name. ``--mcp-config PATH`` (repeatable) replaces
+both with exactly the named files. Failures are contained: a missing file is silence, an
+unparseable file is one warning (file, line, column) and contributes nothing, a bad
+entry becomes a `BrokenServer` that fails only that server with a message naming the
+field or variable at fault.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import logging
+import math
+import os
+import re
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import TYPE_CHECKING, Any, Literal
+from urllib.parse import urlsplit
+
+from cat_code.host.config.masking import VARIABLE, masked_target, shown_command
+from cat_code.host.home import cat_code_home
+from cat_code.mcp.errors import ConfigError
+
+if TYPE_CHECKING:  # imported when an entry has an ``oauth`` block: stdio runs never load it
+    from cat_code.mcp.auth.types import OAuthSettings
+
+TRANSPORT_TYPES: tuple[str, ...] = ("stdio", "http", "sse")
+#: What an entry's ``protocolVersion`` may pin (the stateless era first, then handshake).
+PROTOCOL_VERSIONS: tuple[str, ...] = (
+    "2026-07-28",
+    "2025-11-25",
+    "2025-06-18",
+    "2025-03-26",
+    "2024-11-05",
+)
+DEFAULT_REQUEST_TIMEOUT_MS = 30_000
+DEFAULT_STARTUP_TIMEOUT_MS = 30_000
+
+_KNOWN_FIELDS = frozenset(
+    {
+        "type",
+        "command",
+        "args",
+        "env",
+        "cwd",
+        "url",
+        "headers",
+        "requestTimeoutMs",
+        "startupTimeoutMs",
+        "disabled",
+        "oauth",
+        "protocolVersion",
+        "includeTools",
+        "excludeTools",
+        "toolTimeoutMs",
+        "maxOutputTokens",
+        "alwaysLoad",
+        # Accepted for compatibility with other hosts' files; not used by cat-code.
+        "description",
+        "alwaysAllow",
+        "autoApprove",
+        "timeout",
+    }
+)
+logger = logging.getLogger(__name__)
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class _ServerEntry:
+    """What every valid server entry has, whatever its transport; variables expanded."""
+
+    name: str
+    source: Path
+    request_timeout_s: float = DEFAULT_REQUEST_TIMEOUT_MS / 1000
+    startup_timeout_s: float = DEFAULT_STARTUP_TIMEOUT_MS / 1000
+    disabled: bool = False
+    #: A protocol version the server is known to speak: no era probe (None: detect).
+    protocol_version: str | None = None
+    #: Names or globs of the server's own tool names to register (None: all of them).
+    include_tools: tuple[str, ...] | None = None
+    #: Names or globs of the server's own tool names never to register.
+    exclude_tools: tuple[str, ...] = ()
+    #: Time limit of a ``tools/call`` (None: ``request_timeout_s``).
+    tool_timeout_s: float | None = None
+    #: A tool result longer than this many tokens (≈ characters / 4) is saved to a file
+    #: and shortened for the model (None: ``CAT_CODE_MAX_MCP_OUTPUT_TOKENS`` or the default).
+    max_output_tokens: int | None = None
+    #: The server's tool definitions are always sent to the model, even under tool search.
+    always_load: bool = False
+    #: The command line or URL as written, before ``${VAR}`` expansion: what status shows,
+    #: so a secret passed through a variable never reaches a terminal or a log.
+    display_target: str = ""
+
+    @property
+    def target(self) -> str:
+        """Where the server is, as the user wrote it (never header values or expanded secrets)."""
+        return self.display_target or self._expanded_target()
+
+    def _expanded_target(self) -> str:
+        raise NotImplementedError
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class StdioServerConfig(_ServerEntry):
+    """A server cat-code starts as a child process and talks to over stdin and stdout."""
+
+    type: Literal["stdio"] = "stdio"
+    command: str
+    args: tuple[str, ...] = ()
+    env: Mapping[str, str] = field(default_factory=dict)
+    cwd: str | None = None
+
+    def _expanded_target(self) -> str:
+        return shown_command([self.command, *self.args])
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class HttpServerConfig(_ServerEntry):
+    """A server at a URL: Streamable HTTP (``http``) or the legacy HTTP+SSE transport."""
+
+    type: Literal["http", "sse"] = "http"
+    url: str
+    headers: Mapping[str, str] = field(default_factory=dict)
+    #: No ``type`` was given, so Streamable HTTP may fall back to legacy SSE (``http`` only).
+    legacy_fallback: bool = False
+    #: The entry's ``oauth`` block (None: none given; sign-in still works with defaults).
+    oauth: OAuthSettings | None = None
+
+    @property
+    def has_own_authorization(self) -> bool:
+        """The entry sends its own credentials — an ``Authorization`` header, or a
+        ``user:password@`` in its URL (sent as Basic): cat-code never starts OAuth."""
+        if any(key.lower() == "authorization" for key in self.headers):
+            return True
+        netloc = urlsplit(self.url).netloc
+        return "@" in netloc
+
+    def _expanded_target(self) -> str:
+        return self.url
+
+
+#: One valid server entry; the class says which transport, and carries only its fields.
+ServerConfig = StdioServerConfig | HttpServerConfig
+
+
+@dataclass(frozen=True, slots=True)
+class BrokenServer:
+    """An entry that could not be understood; it fails with ``error`` and nothing else."""
+
+    name: str
+    source: Path
+    error: str
+    type: str = "?"
+    target: str = ""
+
+
+@dataclass(slots=True)
+class McpConfig:
+    """Everything the config files said: good servers, broken ones, and file-level warnings."""
+
+    servers: list[ServerConfig] = field(default_factory=list)
+    broken: list[BrokenServer] = field(default_factory=list)
+    warnings: list[str] = field(default_factory=list)
+    #: The files read (or looked for), lowest precedence first: where to add servers.
+    files: list[Path] = field(default_factory=list)
+    #: Every server name, good or broken, in the order the files give them.
+    order: list[str] = field(default_factory=list)
+    #: The files that exist but gave no servers because they could not be used (each has
+    #: its warning): "none configured" would be untrue while one of them is broken.
+    unreadable: list[Path] = field(default_factory=list)
+
+    @property
+    def names(self) -> list[str]:
+        return [s.name for s in self.servers] + [b.name for b in self.broken]
+
+
+def default_config_paths(
+    cwd: Path | None = None, environ: Mapping[str, str] | None = None
+) -> list[Path]:
+    """The files read when no ``--mcp-config`` is given, lowest precedence first."""
+    return [cat_code_home(environ) / "mcp.json", (cwd or Path.cwd()) / ".mcp.json"]
+
+
+def load_config(
+    paths: Sequence[Path] | None = None,
+    *,
+    cwd: Path | None = None,
+    environ: Mapping[str, str] | None = None,
+) -> McpConfig:
+    """Read the config files (``paths``, else the defaults) into one `McpConfig`."""
+    env = os.environ if environ is None else environ
+    files = list(paths) if paths is not None else default_config_paths(cwd, env)
+    entries: dict[str, ServerConfig | BrokenServer] = {}
+    warnings: list[str] = []
+    unreadable: list[Path] = []
+    for path in files:
+        raw_servers = _read_file(path, warnings)
+        if raw_servers is None:
+            unreadable.append(path)
+            continue
+        for name, raw in raw_servers.items():
+            # Re-inserting moves the entry to the end: the winner keeps a stable order.
+            entries.pop(name, None)
+            try:
+                entries[name] = parse_entry(name, raw, source=path, environ=env)
+            except ConfigError as exc:
+                entries[name] = BrokenServer(
+                    name=name,
+                    source=path,
+                    error=str(exc),
+                    type=_guess_type(raw),
+                    target=_guess_target(raw),
+                )
+    config = McpConfig(warnings=warnings, files=files, order=list(entries), unreadable=unreadable)
+    for entry in entries.values():
+        if isinstance(entry, BrokenServer):
+            config.broken.append(entry)
+        else:
+            config.servers.append(entry)
+    return config
+
+
+def _read_file(path: Path, warnings: list[str]) -> dict[str, Any] | None:
+    """A file's ``mcpServers`` ({} when missing or empty); None, with a warning, when the
+    file exists but cannot be used."""
+    try:
+        # utf-8-sig: JSON parsers may ignore a byte order mark (RFC 8259), editors add one.
+        text = path.read_text(encoding="utf-8-sig")
+    except FileNotFoundError:
+        return {}
+    except (OSError, UnicodeDecodeError) as exc:
+        warnings.append(f"{path}: cannot read MCP config: {exc}; ignoring it")
+        return None
+    if not text.strip():
+        return {}
+    try:
+        data = json.loads(text)
+    except json.JSONDecodeError as exc:
+        warnings.append(
+            f"{path}:{exc.lineno}:{exc.colno}: invalid JSON in MCP config ({exc.msg}); "
+            "no servers loaded from it"
+        )
+        return None
+    if not isinstance(data, dict):
+        warnings.append(f"{path}: MCP config must be a JSON object; no servers loaded from it")
+        return None
+    if "mcpServers" not in data and "servers" in data:
+        # VS Code's mcp.json shape: easy to copy, silently empty without this.
+        warnings.append(
+            f'{path}: servers go under "mcpServers", not "servers" (VS Code\'s format); '
+            "no servers loaded from it"
+        )
+        return None
+    servers = data.get("mcpServers", {})
+    if not isinstance(servers, dict):
+        warnings.append(f"{path}: 'mcpServers' must be an object; no servers loaded from it")
+        return None
+    return servers
+
+
+def parse_entry(
+    name: str, raw: Any, *, source: Path, environ: Mapping[str, str] | None = None
+) -> ServerConfig:
+    """Validate and expand one ``mcpServers`` entry; raise `ConfigError` naming the fault."""
+    env = os.environ if environ is None else environ
+    where = f"{source}: server '{name}'"
+    if not isinstance(raw, dict):
+        raise ConfigError(f"{where}: entry must be an object, not {_json_type(raw)}")
+    if not name:
+        raise ConfigError(f"{source}: a server has an empty name")
+
+    def get_str(key: str) -> str | None:
+        value = raw.get(key)
+        if value is None:
+            return None
+        if not isinstance(value, str):
+            raise ConfigError(f"{where}: '{key}' must be a string, not {_json_type(value)}")
+        return _expand(value, env, where, key)
+
+    def get_map(key: str) -> dict[str, str]:
+        value = raw.get(key)
+        if value is None:
+            return {}
+        if not isinstance(value, dict):
+            raise ConfigError(f"{where}: '{key}' must be an object, not {_json_type(value)}")
+        out: dict[str, str] = {}
+        for k, v in value.items():
+            if isinstance(v, bool) or not isinstance(v, str | int | float):
+                raise ConfigError(f"{where}: '{key}.{k}' must be a string, not {_json_type(v)}")
+            out[k] = _expand(str(v), env, where, f"{key}.{k}")
+        return out
+
+    def get_ms(key: str, default: int) -> float:
+        value = raw.get(key, default)
+        if (
+            isinstance(value, bool)
+            or not isinstance(value, int | float)
+            or not 0 < value < math.inf  # also refuses NaN, which json reads too
+        ):
+            raise ConfigError(f"{where}: '{key}' must be a positive number of milliseconds")
+        return float(value) / 1000
+
+    unknown = sorted(set(raw) - _KNOWN_FIELDS)
+    if unknown:
+        logger.warning("%s: ignoring unknown field(s) %s", where, ", ".join(unknown))
+
+    declared = raw.get("type")
+    command = get_str("command")
+    url = get_str("url")
+    if declared is None:
+        if command is not None:
+            kind = "stdio"
+        elif url is not None:
+            kind = "http"
+        else:
+            raise ConfigError(f"{where}: needs either 'command' (stdio) or 'url' (http)")
+    elif not isinstance(declared, str):
+        raise ConfigError(f"{where}: 'type' must be a string, not {_json_type(declared)}")
+    else:
+        kind = "http" if declared in ("streamable-http", "streamableHttp") else declared
+        if kind not in TRANSPORT_TYPES:
+            raise ConfigError(f"{where}: unknown 'type' {declared!r} (expected stdio, http or sse)")
+    if kind == "stdio" and not command:
+        raise ConfigError(f"{where}: type stdio needs a 'command'")
+    if kind in ("http", "sse"):
+        if not url:
+            raise ConfigError(f"{where}: type {kind} needs a 'url'")
+        if not url.startswith(("http://", "https://")):
+            raise ConfigError(f"{where}: 'url' must start with http:// or https://, got {url!r}")
+
+    raw_args = raw.get("args")
+    if raw_args is None:  # like every other optional field, null means absent
+        raw_args = []
+    if not isinstance(raw_args, list):
+        raise ConfigError(
+            f"{where}: 'args' must be an array of strings, not {_json_type(raw_args)}"
+        )
+    args: list[str] = []
+    for i, arg in enumerate(raw_args):
+        if isinstance(arg, bool) or not isinstance(arg, str | int | float):
+            raise ConfigError(f"{where}: 'args[{i}]' must be a string, not {_json_type(arg)}")
+        args.append(_expand(str(arg), env, where, f"args[{i}]"))
+
+    disabled = raw.get("disabled", False)
+    if not isinstance(disabled, bool):
+        raise ConfigError(f"{where}: 'disabled' must be true or false")
+    always_load = raw.get("alwaysLoad", False)
+    if not isinstance(always_load, bool):
+        raise ConfigError(f"{where}: 'alwaysLoad' must be true or false")
+
+    def get_names(key: str) -> tuple[str, ...] | None:
+        value = raw.get(key)
+        if value is None:
+            return None
+        if not isinstance(value, list):
+            raise ConfigError(
+                f"{where}: '{key}' must be an array of tool names or globs, not {_json_type(value)}"
+            )
+        for i, item in enumerate(value):
+            if not isinstance(item, str) or not item:
+                got = _json_type(item) if item != "" else "an empty string"
+                raise ConfigError(f"{where}: '{key}[{i}]' must be a non-empty string, not {got}")
+        return tuple(value)
+
+    include_tools = get_names("includeTools")
+    exclude_tools = get_names("excludeTools") or ()
+    max_output = raw.get("maxOutputTokens")
+    if max_output is not None and (
+        isinstance(max_output, bool) or not isinstance(max_output, int) or max_output <= 0
+    ):
+        raise ConfigError(f"{where}: 'maxOutputTokens' must be a positive whole number")
+
+    # Every field is checked whatever the transport, in this order, as it always was: an
+    # entry that names an unusable field fails even if its transport would not use it.
+    env_vars = get_map("env")
+    cwd = get_str("cwd")
+    headers = get_map("headers")
+    request_timeout_s = get_ms("requestTimeoutMs", DEFAULT_REQUEST_TIMEOUT_MS)
+    startup_timeout_s = get_ms("startupTimeoutMs", DEFAULT_STARTUP_TIMEOUT_MS)
+    tool_timeout_s = get_ms("toolTimeoutMs", 1) if "toolTimeoutMs" in raw else None
+    common: dict[str, Any] = {
+        "include_tools": include_tools,
+        "exclude_tools": exclude_tools,
+        "tool_timeout_s": tool_timeout_s,
+        "max_output_tokens": max_output,
+        "always_load": always_load,
+    }
+    oauth = _parse_oauth(raw.get("oauth"), env, where, cwd=Path.cwd())
+    protocol_version = get_str("protocolVersion")
+    if protocol_version is not None and protocol_version not in PROTOCOL_VERSIONS:
+        raise ConfigError(
+            f"{where}: unknown 'protocolVersion' {protocol_version!r} "
+            f"(expected one of {', '.join(PROTOCOL_VERSIONS)})"
+        )
+    if kind == "stdio":
+        assert command  # checked above; tells the type checker too
+        if oauth is not None:
+            logger.warning("%s: 'oauth' applies only to http and sse servers; ignoring it", where)
+        return StdioServerConfig(
+            name=name,
+            source=source,
+            command=command,
+            args=tuple(args),
+            env=env_vars,
+            cwd=cwd,
+            request_timeout_s=request_timeout_s,
+            startup_timeout_s=startup_timeout_s,
+            disabled=disabled,
+            protocol_version=protocol_version,
+            display_target=_guess_target(raw),
+            **common,
+        )
+    assert url  # checked above
+    return HttpServerConfig(
+        name=name,
+        source=source,
+        type="sse" if kind == "sse" else "http",
+        url=url,
+        headers=headers,
+        legacy_fallback=declared is None,
+        oauth=oauth,
+        request_timeout_s=request_timeout_s,
+        startup_timeout_s=startup_timeout_s,
+        disabled=disabled,
+        protocol_version=protocol_version,
+        display_target=_guess_target({"url": raw.get("url")}),
+        **common,
+    )
+
+
+_OAUTH_FIELDS = frozenset(
+    {
+        "clientId",
+        "clientSecret",
+        "clientMetadataUrl",
+        "callbackPort",
+        "grantType",
+        "privateKeyFile",
+        "signingAlgorithm",
+    }
+)
+_GRANT_TYPES = ("authorization_code", "client_credentials")
+
+
+def _parse_oauth(
+    raw: Any, environ: Mapping[str, str], where: str, *, cwd: Path
+) -> OAuthSettings | None:
+    """An entry's ``oauth`` block; `ConfigError` naming the ``oauth.<field>`` at fault."""
+    if raw is None:
+        return None
+    from cat_code.mcp.auth.types import OAuthSettings
+
+    if not isinstance(raw, dict):
+        raise ConfigError(f"{where}: 'oauth' must be an object, not {_json_type(raw)}")
+    unknown = sorted(set(raw) - _OAUTH_FIELDS)
+    if unknown:
+        logger.warning("%s: ignoring unknown field(s) %s in 'oauth'", where, ", ".join(unknown))
+
+    def get_str(key: str) -> str | None:
+        value = raw.get(key)
+        if value is None:
+            return None
+        if not isinstance(value, str):
+            raise ConfigError(f"{where}: 'oauth.{key}' must be a string, not {_json_type(value)}")
+        return _expand(value, environ, where, f"oauth.{key}") or None
+
+    port = raw.get("callbackPort")
+    if port is not None and (
+        isinstance(port, bool) or not isinstance(port, int) or not 0 < port < 65536
+    ):
+        raise ConfigError(f"{where}: 'oauth.callbackPort' must be a port number (1-65535)")
+    grant = get_str("grantType") or "authorization_code"
+    if grant not in _GRANT_TYPES:
+        raise ConfigError(
+            f"{where}: 'oauth.grantType' must be authorization_code or client_credentials, "
+            f"not {grant!r}"
+        )
+    metadata_url = get_str("clientMetadataUrl")
+    if metadata_url is not None and not metadata_url.startswith("https://"):
+        raise ConfigError(f"{where}: 'oauth.clientMetadataUrl' must be an https:// URL")
+    key_pem = None
+    key_file = get_str("privateKeyFile")
+    if key_file is not None:
+        key_path = cwd / Path(key_file).expanduser()
+        try:
+            key_pem = key_path.read_text(encoding="utf-8")
+        except (OSError, UnicodeDecodeError) as exc:
+            reason = exc.strerror if isinstance(exc, OSError) and exc.strerror else str(exc)
+            raise ConfigError(
+                f"{where}: 'oauth.privateKeyFile': cannot read {key_file}: {reason}"
+            ) from None
+        if "-----BEGIN" not in key_pem:
+            raise ConfigError(f"{where}: 'oauth.privateKeyFile': {key_file} is not a PEM key")
+    client_id = get_str("clientId")
+    client_secret = get_str("clientSecret")
+    if grant == "client_credentials" and (client_id is None or not (client_secret or key_pem)):
+        raise ConfigError(
+            f"{where}: 'oauth.grantType' client_credentials needs 'oauth.clientId' and "
+            "'oauth.clientSecret' or 'oauth.privateKeyFile'"
+        )
+    return OAuthSettings(
+        client_id=client_id,
+        client_secret=client_secret,
+        client_metadata_url=metadata_url,
+        callback_port=port,
+        grant_type="client_credentials" if grant == "client_credentials" else "authorization_code",
+        private_key_pem=key_pem,
+        signing_algorithm=get_str("signingAlgorithm"),
+    )
+
+
+def _expand(value: str, environ: Mapping[str, str], where: str, key: str) -> str:
+    def replace(match: re.Match[str]) -> str:
+        var, default = match.group(1), match.group(2)
+        found = environ.get(var)
+        if found is not None and (found != "" or default is None):
+            return found
+        if default is not None:
+            return default
+        raise ConfigError(
+            f"{where}: '{key}' uses ${{{var}}}, which is not set (and has no default)"
+        )
+
+    return VARIABLE.sub(replace, value) if "${" in value else value
+
+
+def _json_type(value: Any) -> str:
+    if value is None:
+        return "null"
+    if isinstance(value, bool):
+        return "a boolean"
+    if isinstance(value, int | float):
+        return "a number"
+    if isinstance(value, str):
+        return "a string"
+    if isinstance(value, list):
+        return "an array"
+    return "an object"
+
+
+def _guess_type(raw: Any) -> str:
+    if not isinstance(raw, dict):
+        return "?"
+    declared = raw.get("type")
+    if isinstance(declared, str):
+        return declared
+    if "command" in raw:
+        return "stdio"
+    if "url" in raw:
+        return "http"
+    return "?"
+
+
+def _guess_target(raw: Any) -> str:
+    """The command line or URL as written, secrets masked (status lines show it)."""
+    if not isinstance(raw, dict):
+        return ""
+    if isinstance(raw.get("command"), str):
+        args = raw.get("args")
+        written = [a for a in args if isinstance(a, str)] if isinstance(args, list) else []
+        return masked_target({"command": raw["command"], "args": written})
+    return masked_target({"url": raw.get("url")})
+
+
+def only_servers(config: McpConfig, names: list[str] | None) -> McpConfig:
+    if names is None:
+        return config
+    return McpConfig(
+        servers=[s for s in config.servers if s.name in names],
+        broken=[b for b in config.broken if b.name in names],
+        warnings=config.warnings,
+        files=config.files,
+        order=[n for n in config.order if n in names],
+        unreadable=config.unreadable,
+    )
+
+
+def load_config_from_args(args: argparse.Namespace) -> McpConfig:
+    """The config the ``--mcp-config`` options (or the default files) describe, warnings logged."""
+    paths = [Path(p) for p in args.mcp_config] if getattr(args, "mcp_config", None) else None
+    config = load_config(paths)
+    for warning in config.warnings:
+        logger.warning("%s", warning)
+    if paths is not None:
+        for path in paths:
+            if not path.exists():
+                logger.warning("%s: MCP config file not found", path)
+    return config

@@ -1,0 +1,141 @@
+"""Settings files: ``$CAT_CODE_HOME/settings.json`` (the user's, written by cat-code) and
+the project's ``.cat-code/settings.json`` (only ever read), found by `project_settings_path`:
+the nearest one from the working directory up to the git root (a folder holding ``.git``)
+or to the home directory, whichever comes first (home's own is the user's folder, not a
+project's, so it is looked at only when cat-code runs right there).
+
+A settings file is one JSON object. `read_settings` gives it whole (a missing file is
+``{}``) or raises `SettingsError` naming the file and what is wrong. `update_settings`
+re-reads the file just before it writes, changes only what its caller changes, keeps
+every other key as it was, and writes atomically: a temporary file in the same folder,
+flushed to disk, then renamed over the old one (the old file's mode is kept), so a crash
+or a second cat-code never leaves half a file. A broken file is never overwritten.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import json
+import logging
+import os
+import tempfile
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+from cat_code.host.home import cat_code_home
+
+logger = logging.getLogger(__name__)
+
+SETTINGS_FILE = "settings.json"
+#: The project's settings, relative to the working directory.
+PROJECT_SETTINGS = Path(".cat-code") / SETTINGS_FILE
+
+Settings = dict[str, Any]
+
+
+class SettingsError(Exception):
+    """A settings file that cannot be read or written; the message names the file."""
+
+    def __init__(self, path: Path, problem: str) -> None:
+        super().__init__(f"{path}: {problem}")
+        self.path = path
+        self.problem = problem
+
+
+def user_settings_path() -> Path:
+    return cat_code_home() / SETTINGS_FILE
+
+
+def project_settings_path(cwd: Path | None = None) -> Path:
+    """The project's settings file: the first ``.cat-code/settings.json`` walking up from
+    ``cwd``, stopping at the git root or below the home directory; ``cwd``'s own (absent)
+    file when there is none."""
+    start = (cwd or Path.cwd()).absolute()
+    home = _home()
+    for folder in (start, *start.parents):
+        if folder == home and folder != start:
+            break  # the home folder's .cat-code is the user's, not a project's
+        candidate = folder / PROJECT_SETTINGS
+        if candidate.is_file():
+            return candidate
+        if (folder / ".git").exists():
+            break  # the repository's root: folders above belong to something else
+    return start / PROJECT_SETTINGS
+
+
+def _home() -> Path | None:
+    try:
+        return Path.home().absolute()
+    except RuntimeError:  # no home directory can be determined
+        return None
+
+
+def read_settings(path: Path) -> Settings:
+    """The settings in ``path`` (``{}`` when there is no such file)."""
+    try:
+        text = path.read_text(encoding="utf-8")
+    except FileNotFoundError:
+        return {}
+    except (OSError, UnicodeDecodeError) as exc:
+        raise SettingsError(path, f"cannot be read ({exc})") from None
+    if not text.strip():
+        return {}
+    try:
+        data = json.loads(text)
+    except json.JSONDecodeError as exc:
+        raise SettingsError(
+            path, f"is not valid JSON ({exc.msg} at line {exc.lineno}, column {exc.colno})"
+        ) from None
+    if not isinstance(data, dict):
+        raise SettingsError(path, f"must hold a JSON object, not {type(data).__name__}")
+    return data
+
+
+def update_settings(path: Path, change: Callable[[Settings], None]) -> Settings:
+    """Apply ``change`` to the file's current settings and write them back atomically;
+    the settings written. Raises `SettingsError` (nothing written) when the file is broken
+    or cannot be written."""
+    settings = read_settings(path)
+    change(settings)
+    write_settings(path, settings)
+    return settings
+
+
+def write_settings(path: Path, settings: Settings) -> None:
+    """Replace ``path`` with ``settings`` in one rename (see the module docstring)."""
+    text = json.dumps(settings, indent=2, ensure_ascii=False) + "\n"
+    try:
+        path.parent.mkdir(parents=True, exist_ok=True)
+        try:
+            mode: int | None = path.stat().st_mode & 0o7777
+        except FileNotFoundError:
+            mode = None
+        fd, temporary = tempfile.mkstemp(prefix=f".{path.name}.", dir=path.parent)
+    except OSError as exc:
+        raise SettingsError(path, f"cannot be written ({exc})") from None
+    try:
+        with os.fdopen(fd, "w", encoding="utf-8") as file:
+            file.write(text)
+            file.flush()
+            os.fsync(file.fileno())
+        if mode is not None:
+            os.chmod(temporary, mode)
+        os.replace(temporary, path)
+    except OSError as exc:
+        with contextlib.suppress(OSError):
+            os.unlink(temporary)
+        raise SettingsError(path, f"cannot be written ({exc})") from None
+
+
+__all__ = [
+    "PROJECT_SETTINGS",
+    "SETTINGS_FILE",
+    "Settings",
+    "SettingsError",
+    "project_settings_path",
+    "read_settings",
+    "update_settings",
+    "user_settings_path",
+    "write_settings",
+]

@@ -1,0 +1,141 @@
+"""What the shell and the REPL say about servers, tools, resources and prompts: one text each.
+
+Both front ends print these blocks (`cat-code mcp list` and ``/mcp``, `mcp tools` and
+``/mcp tools``, ...), so their wording can never drift apart. Pure functions of status
+snapshots and listings; nothing here connects or prints.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from pathlib import Path
+from typing import Any
+
+from cat_code.host.pool import McpPool, ServerStatus
+from cat_code.host.prompts import usage
+from cat_code.mcp.wire import Prompt, Resource, ResourceTemplate
+
+
+def format_status(
+    statuses: Sequence[ServerStatus],
+    files: Sequence[Path] = (),
+    *,
+    in_repl: bool = False,
+    unreadable: Sequence[Path] = (),
+) -> str:
+    """The ``MCP servers:`` block, columns aligned, failures with their reason and stderr.
+
+    ``files`` are the config files read: with no servers, the hint names them, unless some
+    of them are ``unreadable`` (then "none configured" would be untrue: it names those).
+    ``in_repl``: a server that gave up restarting says which command starts it (the shell
+    has none: the next run starts it).
+    """
+    if not statuses and unreadable:
+        bad = " and ".join(str(f) for f in unreadable)
+        return f"MCP servers: none loaded — could not read {bad} (see the warning above)"
+    if not statuses:
+        where = " or ".join(str(f) for f in files) or "~/.cat-code/mcp.json or ./.mcp.json"
+        return (
+            "MCP servers: none configured\n"
+            f'  (add servers to {where}, in the {{"mcpServers": {{...}}}} format)'
+        )
+    name_width = max(len(s.name) for s in statuses)
+    state_width = max(len(s.state) for s in statuses)
+    count_width = max((len(f"{s.tools} tool(s)") for s in statuses if s.state == "CONNECTED"),
+                      default=0)  # fmt: skip
+    lines = ["MCP servers:"]
+    for s in statuses:
+        head = f"  {s.name.ljust(name_width)}  {s.state.ljust(state_width)}"
+        # A broken entry may have no target to show: then no empty "(?: )".
+        where = f"({s.transport}: {s.target})" if s.target else ""
+        if s.state == "CONNECTED":
+            line = f"{head}  {f'{s.tools} tool(s)'.ljust(count_width)}  {where}".rstrip()
+        elif s.error:
+            line = f"{head}  {where} — {s.error}" if where else f"{head}  {s.error}"
+        else:
+            line = f"{head}  {where}".rstrip()
+        if s.restarts:
+            line += f"  restarted {s.restarts}×"
+        if s.gave_up:
+            line += (
+                f" — /mcp restart {s.name} starts it" if in_repl else " — the next run starts it"
+            )
+        lines.append(line)
+        if s.state == "FAILED" and s.stderr_tail and "last stderr" not in (s.error or ""):
+            indent = " " * (4 + name_width + state_width)
+            lines.append(f"{indent}stderr (last lines):")
+            lines.extend(f"{indent}  {line}" for line in s.stderr_tail[-5:])
+    return "\n".join(lines)
+
+
+def format_tools(pool: McpPool, server: str | None = None) -> str:
+    tools = pool.tools(server)
+    if not tools:
+        return "MCP tools: none"
+    width = max(len(t.name) for t in tools)
+    lines = ["MCP tools:"]
+    for tool in tools:
+        summary = " ".join(tool.description.split())
+        if len(summary) > 100:
+            summary = summary[:99] + "…"
+        lines.append(f"  {tool.name.ljust(width)}  {summary}".rstrip())
+    return "\n".join(lines)
+
+
+def tool_json(pool: McpPool, server: str | None = None) -> list[dict[str, Any]]:
+    return [
+        {
+            "name": t.name,
+            "server": t.server,
+            "tool": t.tool_name,
+            "description": t.description,
+            "inputSchema": t.input_schema,
+            "readOnly": t.read_only,
+        }
+        for t in pool.tools(server)
+    ]
+
+
+def format_resources(
+    resources: list[tuple[str, Resource]], templates: list[tuple[str, ResourceTemplate]]
+) -> str:
+    """The ``MCP resources:`` block (server, URI, name, type), templates after it."""
+    if not resources and not templates:
+        return "MCP resources: none"
+    lines = []
+    rows = [(s, r["uri"], r["name"], r.get("mimeType", "")) for s, r in resources]
+    if rows:
+        lines.append("MCP resources:")
+        lines += _rows(rows)
+    rows = [(s, t["uriTemplate"], t["name"], t.get("mimeType", "")) for s, t in templates]
+    if rows:
+        lines.append("MCP resource templates:")
+        lines += _rows(rows)
+    return "\n".join(lines)
+
+
+def _rows(rows: list[tuple[str, str, str, str]]) -> list[str]:
+    widths = [max(len(row[i]) for row in rows) for i in range(3)]
+    out = []
+    for server, uri, name, mime in rows:
+        # The name only when it says more than the URI does.
+        name = "" if name == uri else name
+        line = f"  {server.ljust(widths[0])}  {uri.ljust(widths[1])}  {name.ljust(widths[2])}"
+        out.append(f"{line}  {mime}".rstrip())
+    return out
+
+
+def format_prompts(prompts: list[tuple[str, Prompt]]) -> str:
+    """The ``MCP prompts:`` block: each prompt's REPL command with its arguments, and what
+    it does."""
+    if not prompts:
+        return "MCP prompts: none"
+    usages = [usage(command, prompt) for command, prompt in prompts]
+    width = max(len(u) for u in usages)
+    lines = ["MCP prompts (run them in the REPL; [optional] arguments):"]
+    for text, (_, prompt) in zip(usages, prompts, strict=True):
+        about = " ".join(str(prompt.get("description") or prompt.get("title") or "").split())
+        if len(about) > 90:
+            about = about[:89] + "…"
+        lines.append(f"  {text.ljust(width)}  {about}".rstrip())
+    return "\n".join(lines)

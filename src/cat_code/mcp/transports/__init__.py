@@ -1,0 +1,1 @@
+"""Transports: JSON-RPC envelopes over stdio, Streamable HTTP and legacy HTTP+SSE."""

@@ -1,0 +1,125 @@
+"""Settings files: read whole, written atomically with every other key kept, never
+overwritten when broken."""
+
+from __future__ import annotations
+
+import json
+import os
+import stat
+from pathlib import Path
+
+import pytest
+
+from cat_code.host.settings import (
+    SettingsError,
+    project_settings_path,
+    read_settings,
+    update_settings,
+    user_settings_path,
+    write_settings,
+)
+
+
+def test_a_missing_or_empty_file_is_no_settings(tmp_path: Path) -> None:
+    assert read_settings(tmp_path / "absent.json") == {}
+    (tmp_path / "empty.json").write_text("\n")
+    assert read_settings(tmp_path / "empty.json") == {}
+
+
+def test_the_user_file_lives_in_cat_code_home(cat_code_home: Path) -> None:
+    assert user_settings_path() == cat_code_home / "settings.json"
+
+
+@pytest.mark.parametrize(
+    ("text", "problem"),
+    [
+        ('{"permissions": ', "is not valid JSON (Expecting value at line 1, column 17)"),
+        ("[1, 2]", "must hold a JSON object, not list"),
+    ],
+)
+def test_a_broken_file_is_named_with_what_is_wrong(tmp_path: Path, text: str, problem: str) -> None:
+    path = tmp_path / "settings.json"
+    path.write_text(text)
+    with pytest.raises(SettingsError) as caught:
+        read_settings(path)
+    assert str(caught.value) == f"{path}: {problem}"
+
+
+def test_an_update_keeps_every_other_key_and_the_files_mode(tmp_path: Path) -> None:
+    path = tmp_path / "settings.json"
+    original = {"theme": "dark", "permissions": {"deny": ["x"], "note": 1}, "z": [1, {"a": None}]}
+    path.write_text(json.dumps(original))
+    os.chmod(path, 0o640)
+
+    def add(settings: dict[str, object]) -> None:
+        settings["permissions"]["allow"] = ["mcp__echo__*"]  # type: ignore[index]
+
+    update_settings(path, add)
+    assert json.loads(path.read_text()) == {
+        **original,
+        "permissions": {"deny": ["x"], "note": 1, "allow": ["mcp__echo__*"]},
+    }
+    assert stat.S_IMODE(path.stat().st_mode) == 0o640
+    assert [p.name for p in tmp_path.iterdir()] == ["settings.json"]  # no temporary left
+
+
+def test_a_broken_file_is_never_overwritten(tmp_path: Path) -> None:
+    path = tmp_path / "settings.json"
+    path.write_text('{"permissions": {"allow": [}')
+    with pytest.raises(SettingsError):
+        update_settings(path, lambda settings: settings.update(x=1))
+    assert path.read_text() == '{"permissions": {"allow": [}'
+
+
+def test_a_write_that_fails_says_so_and_leaves_no_temporary(tmp_path: Path) -> None:
+    path = tmp_path / "settings.json"
+    path.mkdir()  # the rename over it fails (as root too, unlike a read-only folder)
+    with pytest.raises(SettingsError, match="cannot be written"):
+        write_settings(path, {"a": 2})
+    assert [p.name for p in tmp_path.iterdir()] == ["settings.json"]
+    assert path.is_dir()
+
+
+# -- where the project's file is found ------------------------------------------------------
+
+
+@pytest.fixture
+def tree(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
+    """A home folder holding a repository with a deep folder."""
+    home = tmp_path / "home"
+    (home / "repo" / "src" / "deep").mkdir(parents=True)
+    (home / "repo" / ".git").mkdir()
+    monkeypatch.setenv("HOME", str(home))
+    return home
+
+
+def project_file(folder: Path) -> Path:
+    path = folder / ".cat-code" / "settings.json"
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text("{}")
+    return path
+
+
+def test_the_project_file_is_the_nearest_one_up_to_the_git_root(tree: Path) -> None:
+    deep = tree / "repo" / "src" / "deep"
+    assert project_settings_path(deep) == deep / ".cat-code" / "settings.json"  # none yet
+    root = project_file(tree / "repo")
+    assert project_settings_path(deep) == root
+    nearer = project_file(tree / "repo" / "src")
+    assert project_settings_path(deep) == nearer
+    assert project_settings_path(tree / "repo") == root
+
+
+def test_the_walk_stops_at_the_git_root_and_below_home(tree: Path) -> None:
+    project_file(tree)  # home's own .cat-code is the user's folder, not a project's
+    project_file(tree.parent)  # above home
+    deep = tree / "repo" / "src" / "deep"
+    assert project_settings_path(deep) == deep / ".cat-code" / "settings.json"
+    plain = tree / "notes" / "sub"
+    plain.mkdir(parents=True)
+    assert project_settings_path(plain) == plain / ".cat-code" / "settings.json"
+    assert project_settings_path(tree) == tree / ".cat-code" / "settings.json"  # run in home
+    (tree / "repo" / ".git").rmdir()
+    outside = tree.parent / "work" / "x"
+    outside.mkdir(parents=True)  # not under home, no git: up to the nearest file
+    assert project_settings_path(outside) == tree.parent / ".cat-code" / "settings.json"
