@@ -2,22 +2,41 @@
 
 Everything cat-code writes for itself lives under this one folder (default
 ``~/.cat-code``): the user's ``mcp.json`` and ``settings.json``, the token store, run
-records, saved tool output. The library (`cat_code.mcp`) is handed paths from here; it
-never looks for them itself.
+records, saved tool output, the REPL's history, remembered protocol eras. The library
+(`cat_code.mcp`) is handed paths from here; it never looks for them itself.
+
+Private: `ensure_home` makes the folder (and any folder in it) 0700 and tightens one an
+old version left open; every file cat-code writes there is 0600 (`write_private`, or
+`cat_code.mcp.files.atomic_write`, whose new files are 0600). `edit_lock` is the lock held
+across a read–check–write of a file cat-code edits (``mcp.json``, ``settings.json``, the
+project's too): its lock file lives in ``$CAT_CODE_HOME/locks/``, never beside the file, so
+a project folder gets no stray ``.lock`` file.
 """
 
 from __future__ import annotations
 
+import contextlib
+import hashlib
+import logging
 import os
-from collections.abc import Mapping
+import stat
+from collections.abc import Iterator, Mapping
 from pathlib import Path
 from typing import TYPE_CHECKING
+
+from cat_code.mcp.files import LOCK_WAIT_S, PRIVATE_FILE_MODE, atomic_write, file_lock
 
 if TYPE_CHECKING:
     from cat_code.mcp.auth.store import FileTokenStore
 
+logger = logging.getLogger(__name__)
+
 #: The token store's file name in the home folder.
 CREDENTIALS_FILE = "credentials.json"
+#: The home folder and every folder cat-code makes in it: its owner's only.
+PRIVATE_DIR_MODE = 0o700
+#: Where `edit_lock` keeps its lock files, inside the home folder.
+LOCKS_DIR = "locks"
 
 
 def cat_code_home(environ: Mapping[str, str] | None = None) -> Path:
@@ -32,3 +51,49 @@ def token_store() -> FileTokenStore:
     from cat_code.mcp.auth.store import FileTokenStore
 
     return FileTokenStore(cat_code_home() / CREDENTIALS_FILE)
+
+
+def ensure_home(*parts: str) -> Path:
+    """``$CAT_CODE_HOME`` (or the folder ``parts`` inside it), made 0700 if missing; a
+    folder of these readable by others (made by an old version) is tightened to 0700."""
+    home = cat_code_home()
+    folder = home.joinpath(*parts)
+    for path in (home, folder) if parts else (home,):
+        path.mkdir(mode=PRIVATE_DIR_MODE, parents=True, exist_ok=True)
+        _tighten(path, PRIVATE_DIR_MODE)
+    return folder
+
+
+def private_file(path: Path) -> Path:
+    """``path`` (a file in the home folder) created empty if missing, 0600 either way: for a
+    file another library appends to (the REPL's history)."""
+    fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_APPEND | os.O_CLOEXEC, PRIVATE_FILE_MODE)
+    os.close(fd)
+    _tighten(path, PRIVATE_FILE_MODE)
+    return path
+
+
+def write_private(path: Path, data: bytes | str) -> None:
+    """Write ``path`` (a file in the home folder) atomically, 0600, its folder made 0700."""
+    path.parent.mkdir(mode=PRIVATE_DIR_MODE, parents=True, exist_ok=True)
+    atomic_write(path, data, mode=PRIVATE_FILE_MODE)
+
+
+@contextlib.contextmanager
+def edit_lock(path: Path, *, timeout: float = LOCK_WAIT_S) -> Iterator[None]:
+    """Hold the lock for editing ``path`` (any file, in the home folder or not) across a
+    read–check–write; every cat-code editing the same file (by any name: links are
+    resolved) waits for it. Raises `cat_code.mcp.files.FileLockTimeout`."""
+    real = os.path.realpath(path)
+    digest = hashlib.sha256(os.fsencode(real)).hexdigest()[:32]
+    lock = ensure_home(LOCKS_DIR) / f"{digest}.lock"
+    with file_lock(lock, timeout=timeout):
+        yield
+
+
+def _tighten(path: Path, mode: int) -> None:
+    try:
+        if stat.S_IMODE(path.stat().st_mode) & ~mode:
+            path.chmod(mode)
+    except OSError as exc:
+        logger.warning("%s: cannot set its mode to %o: %s", path, mode, exc.strerror)
