@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 import os
 import stat
 import subprocess
@@ -11,7 +12,14 @@ from pathlib import Path
 
 import pytest
 
-from cat_code.mcp.files import FileLockTimeout, atomic_write, file_lock, same_file
+from cat_code.mcp.files import (
+    FileLockTimeout,
+    JsonTooDeep,
+    atomic_write,
+    file_lock,
+    parse_json,
+    same_file,
+)
 
 
 def _mode(path: Path) -> int:
@@ -132,3 +140,13 @@ def test_same_file_sees_links_dotdot_and_files_not_yet_made(tmp_path: Path) -> N
     assert same_file(a, tmp_path / "hard.json")
     assert same_file(tmp_path / "sub" / ".." / "missing", tmp_path / "missing")
     assert not same_file(a, tmp_path / "missing")
+
+
+def test_json_nested_too_deep_is_refused_not_a_recursion_error() -> None:
+    with pytest.raises(JsonTooDeep):
+        parse_json("[" * 100_000 + "]" * 100_000)
+    with pytest.raises(JsonTooDeep):
+        parse_json('{"a":' * 101 + "1" + "}" * 101)  # parses, but too deep to walk safely
+    assert parse_json('{"a":' * 100 + "1" + "}" * 100) is not None
+    with pytest.raises(json.JSONDecodeError):
+        parse_json("{")

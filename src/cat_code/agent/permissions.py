@@ -48,6 +48,7 @@ from cat_code.host.settings import (
     update_settings,
     user_settings_path,
 )
+from cat_code.mcp.files import same_file
 from cat_code.tools.base import Tool
 
 logger = logging.getLogger(__name__)
@@ -183,7 +184,11 @@ class RuleBook:
     def __init__(self, user_file: Path | None = None, project_file: Path | None = None) -> None:
         self.user_file = user_file
         # The project file may be the user's own (cat-code started in the home folder).
-        same = project_file is not None and user_file is not None and _same(project_file, user_file)
+        same = (
+            project_file is not None
+            and user_file is not None
+            and same_file(project_file, user_file)
+        )
         self.project_file = None if same else project_file
         self.rules: list[Rule] = []
         #: What is wrong with each file that could not be used at all, by file.
@@ -405,13 +410,6 @@ _NO_YES = (
     "; its deny rules are unknown, so --yes approves nothing in this session "
     "(tool calls are asked about, and refused with -p)"
 )
-
-
-def _same(a: Path, b: Path) -> bool:
-    try:
-        return a.resolve() == b.resolve()
-    except OSError:
-        return a == b
 
 
 class Permissions:

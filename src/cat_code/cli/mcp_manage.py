@@ -32,7 +32,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any, NoReturn
 
 from cat_code.cli.output import EXIT_FAILED, EXIT_OK, EXIT_USAGE, print_error, print_line
-from cat_code.host.config.edit import ConfigEditError, ConfigFile
+from cat_code.host.config.edit import ConfigEditError, ConfigFile, editing
 from cat_code.host.config.imports import SOURCES, FoundServer, scan
 from cat_code.host.config.load import (
     BrokenServer,
@@ -50,6 +50,7 @@ from cat_code.host.config.masking import (
 )
 from cat_code.host.home import cat_code_home
 from cat_code.mcp.errors import ConfigError
+from cat_code.mcp.files import same_file
 
 if TYPE_CHECKING:
     from cat_code.host.tool_adapter import McpTool
@@ -302,16 +303,17 @@ def _add(args: argparse.Namespace) -> int:
     args.mcp_config = request.mcp_config
     scope, path = write_target(args, request.scope, "add")
     validate_entry(request.name, entry, path)
-    file = ConfigFile.read(path)
-    existed = request.name in file.servers
-    if existed and not request.force:
-        print_error(
-            f"MCP server '{request.name}' already exists in {path}; "
-            f"use --force to replace it, or remove it first: cat-code mcp remove {request.name}"
-        )
-        return EXIT_FAILED
-    file.set_entry(request.name, entry)
-    file.write()
+    with editing(path):  # held from the check to the write: no concurrent add is lost
+        file = ConfigFile.read(path)
+        existed = request.name in file.servers
+        if existed and not request.force:
+            print_error(
+                f"MCP server '{request.name}' already exists in {path}; use --force to "
+                f"replace it, or remove it first: cat-code mcp remove {request.name}"
+            )
+            return EXIT_FAILED
+        file.set_entry(request.name, entry)
+        file.write()
     kind = entry.get("type", "stdio")
     replaced = " (replaced the previous entry)" if existed else ""
     print_line(f"Added {kind} server '{request.name}' to {path}{replaced}")
@@ -328,10 +330,36 @@ def _add(args: argparse.Namespace) -> int:
 
 def validate_entry(name: str, entry: dict[str, Any], source: Path) -> ServerConfig:
     """`parse_entry` on an entry about to be written; unset ``${VAR}``s stand in as set."""
+    _refuse_non_utf8(entry, source, name)
     env = dict(os.environ)
     for var in _variables(entry):
         env.setdefault(var, _UNSET_STAND_IN)
     return parse_entry(name, entry, source=source, environ=env)
+
+
+def _refuse_non_utf8(entry: dict[str, Any], source: Path, name: str) -> None:
+    """A word that is not UTF-8 (bytes Python keeps as surrogates) cannot go into a JSON
+    file: name it instead of failing on the write."""
+    for key, value in entry.items():
+        values = value if isinstance(value, list) else [value]
+        if isinstance(value, dict):
+            values = [*value, *value.values()]
+        for word in values:
+            if isinstance(word, str) and not _is_utf8(word):
+                raw = word.encode("utf-8", "surrogateescape")
+                what = "argument" if key == "args" else f"{key!r} value"
+                raise ConfigError(
+                    f"{source}: server '{name}': {what} {ascii(raw)[1:]} is not valid UTF-8 "
+                    "(the config file holds UTF-8 text only); nothing was written"
+                )
+
+
+def _is_utf8(word: str) -> bool:
+    try:
+        word.encode("utf-8")
+    except UnicodeEncodeError:
+        return False
+    return True
 
 
 def _variables(value: Any) -> set[str]:
@@ -459,6 +487,11 @@ def _not_found(name: str, places: list[_Place]) -> int:
 def _remove(args: argparse.Namespace) -> int:
     name: str = args.name
     places = _places(args, args.scope)
+    with editing(*(p.path for p in places)):
+        return _remove_locked(name, places)
+
+
+def _remove_locked(name: str, places: list[_Place]) -> int:
     holders = _holders(places, name)
     if not holders:
         return _not_found(name, places)
@@ -482,6 +515,11 @@ def _remove(args: argparse.Namespace) -> int:
 def _set_disabled(args: argparse.Namespace, *, disabled: bool) -> int:
     name: str = args.name
     places = _places(args, getattr(args, "scope", None))
+    with editing(*(p.path for p in places)):
+        return _set_disabled_locked(name, places, disabled=disabled)
+
+
+def _set_disabled_locked(name: str, places: list[_Place], *, disabled: bool) -> int:
     holders = _holders(places, name)
     if not holders:
         return _not_found(name, places)
@@ -625,11 +663,16 @@ def _import(args: argparse.Namespace) -> int:
         for path in found.looked:
             print_line(f"  {path}")
         return EXIT_OK
+    with editing(target):
+        return _import_locked(args, found.servers, target)
+
+
+def _import_locked(args: argparse.Namespace, servers: list[FoundServer], target: Path) -> int:
     file = ConfigFile.read(target)
     taken: dict[str, FoundServer] = {}
     outcomes: list[tuple[FoundServer, str]] = []
     dry = args.dry_run
-    for server in found.servers:
+    for server in servers:
         outcome = _plan(server, file, target, taken, force=args.force, dry=dry)
         outcomes.append((server, outcome))
         if outcome.startswith(("added", "replaced", "would")) and server.entry is not None:
@@ -662,7 +705,7 @@ def _plan(
         return f"skipped: {server.error or 'cannot be converted'}"
     if server.error is not None:
         return f"skipped: {server.error}"
-    if _same_file(server.file, target):
+    if same_file(server.file, target):
         return "skipped: already in cat-code's own config file"
     try:
         validate_entry(server.name, server.entry, server.file)
@@ -692,10 +735,3 @@ def _describe_import(outcomes: list[tuple[FoundServer, str]]) -> str:
                      f"{target}  → {outcome}")  # fmt: skip
         lines.extend(f"      note: {note}" for note in server.notes)
     return "\n".join(lines)
-
-
-def _same_file(a: Path, b: Path) -> bool:
-    try:
-        return a.resolve() == b.resolve()
-    except (OSError, RuntimeError):
-        return a == b

@@ -58,8 +58,12 @@ def ensure_home(*parts: str) -> Path:
     folder of these readable by others (made by an old version) is tightened to 0700."""
     home = cat_code_home()
     folder = home.joinpath(*parts)
+    # The home first, so it is never made with the umask's mode; if that fails, making
+    # the folder itself raises the error that names the place at fault.
+    with contextlib.suppress(OSError):
+        home.mkdir(mode=PRIVATE_DIR_MODE, parents=True)
+    folder.mkdir(mode=PRIVATE_DIR_MODE, parents=True, exist_ok=True)
     for path in (home, folder) if parts else (home,):
-        path.mkdir(mode=PRIVATE_DIR_MODE, parents=True, exist_ok=True)
         _tighten(path, PRIVATE_DIR_MODE)
     return folder
 

@@ -30,7 +30,7 @@ from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any
 
-from cat_code.host.home import cat_code_home
+from cat_code.host.home import cat_code_home, ensure_home
 from cat_code.tools.base import Media, ToolResult
 from cat_code.tools.builtin import MAX_OUTPUT_CHARS as READ_FILE_MAX_CHARS
 
@@ -127,8 +127,11 @@ def save_output(
     data: bytes, *, server: str, tool: str, suffix: str, directory: Path | None = None
 ) -> Path:
     """Write ``data`` to a new 0600 file named after the server, the tool and the time."""
-    folder = output_dir() if directory is None else directory
-    folder.mkdir(mode=0o700, parents=True, exist_ok=True)
+    if directory is None:
+        folder = ensure_home(OUTPUT_DIR)
+    else:
+        folder = directory
+        folder.mkdir(mode=0o700, parents=True, exist_ok=True)
     _sweep_once(folder)
     stamp = time.strftime("%Y%m%d-%H%M%S")
     base = f"{_safe(server)}__{_safe(tool)}-{stamp}"

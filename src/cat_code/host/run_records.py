@@ -37,6 +37,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from cat_code.mcp.files import PRIVATE_FILE_MODE, atomic_write
+
 logger = logging.getLogger(__name__)
 
 RUN_DIR = "run"
@@ -167,16 +169,15 @@ def record_group(pgid: int, *, members: list[tuple[int, int]] | None = None) -> 
         "boot": host.boot,
         "pidNamespace": host.pid_namespace,
     }
+    from cat_code.host.home import ensure_home
+
     path = _record_path(pgid, host.pid)
     try:
-        # Private: a command line may carry a token in its arguments.
-        path.parent.mkdir(mode=0o700, parents=True, exist_ok=True)
-        temporary = path.with_suffix(".tmp")
-        fd = os.open(temporary, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
-        with os.fdopen(fd, "w", encoding="utf-8") as file:
-            file.write(json.dumps(record))
-        # Atomic: a cat-code starting right now never reads half a record.
-        os.replace(temporary, path)
+        # Private (0700 folder, 0600 file): a command line may carry a token in its
+        # arguments. Atomic: a cat-code starting right now never reads half a record. Not
+        # fsync'd: a record is worthless after a reboot (its boot id no longer matches).
+        ensure_home(RUN_DIR)
+        atomic_write(path, json.dumps(record), mode=PRIVATE_FILE_MODE, durable=False)
     except OSError as exc:
         logger.debug("cannot record process group %s in %s: %s", pgid, path.parent, exc)
 

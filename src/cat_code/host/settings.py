@@ -6,24 +6,23 @@ project's, so it is looked at only when cat-code runs right there).
 
 A settings file is one JSON object. `read_settings` gives it whole (a missing file is
 ``{}``) or raises `SettingsError` naming the file and what is wrong. `update_settings`
-re-reads the file just before it writes, changes only what its caller changes, keeps
-every other key as it was, and writes atomically: a temporary file in the same folder,
-flushed to disk, then renamed over the old one (the old file's mode is kept), so a crash
-or a second cat-code never leaves half a file. A broken file is never overwritten.
+holds the file's edit lock (`cat_code.host.home.edit_lock`) from reading the file to
+writing it, changes only what its caller changes, keeps every other key as it was, and
+writes atomically (`cat_code.mcp.files.atomic_write`: the old file's mode kept, a new one
+0600, a symlink written through), so a crash never leaves half a file and two cat-codes
+saving at once both land. A broken file is never overwritten.
 """
 
 from __future__ import annotations
 
-import contextlib
 import json
 import logging
-import os
-import tempfile
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
-from cat_code.host.home import cat_code_home
+from cat_code.host.home import cat_code_home, edit_lock
+from cat_code.mcp.files import FileLockTimeout, JsonTooDeep, atomic_write, parse_json
 
 logger = logging.getLogger(__name__)
 
@@ -82,7 +81,9 @@ def read_settings(path: Path) -> Settings:
     if not text.strip():
         return {}
     try:
-        data = json.loads(text)
+        data = parse_json(text)
+    except JsonTooDeep as exc:
+        raise SettingsError(path, f"is not a settings file ({exc})") from None
     except json.JSONDecodeError as exc:
         raise SettingsError(
             path, f"is not valid JSON ({exc.msg} at line {exc.lineno}, column {exc.colno})"
@@ -96,9 +97,17 @@ def update_settings(path: Path, change: Callable[[Settings], None]) -> Settings:
     """Apply ``change`` to the file's current settings and write them back atomically;
     the settings written. Raises `SettingsError` (nothing written) when the file is broken
     or cannot be written."""
-    settings = read_settings(path)
-    change(settings)
-    write_settings(path, settings)
+    try:
+        with edit_lock(path):
+            settings = read_settings(path)
+            change(settings)
+            write_settings(path, settings)
+    except FileLockTimeout as exc:
+        raise SettingsError(
+            path, f"is being saved by another cat-code for more than {exc.waited:g} s"
+        ) from None
+    except OSError as exc:  # the lock's folder cannot be made
+        raise SettingsError(path, f"cannot be written ({exc})") from None
     return settings
 
 
@@ -106,25 +115,9 @@ def write_settings(path: Path, settings: Settings) -> None:
     """Replace ``path`` with ``settings`` in one rename (see the module docstring)."""
     text = json.dumps(settings, indent=2, ensure_ascii=False) + "\n"
     try:
-        path.parent.mkdir(parents=True, exist_ok=True)
-        try:
-            mode: int | None = path.stat().st_mode & 0o7777
-        except FileNotFoundError:
-            mode = None
-        fd, temporary = tempfile.mkstemp(prefix=f".{path.name}.", dir=path.parent)
+        path.parent.mkdir(mode=0o700, parents=True, exist_ok=True)
+        atomic_write(path, text)
     except OSError as exc:
-        raise SettingsError(path, f"cannot be written ({exc})") from None
-    try:
-        with os.fdopen(fd, "w", encoding="utf-8") as file:
-            file.write(text)
-            file.flush()
-            os.fsync(file.fileno())
-        if mode is not None:
-            os.chmod(temporary, mode)
-        os.replace(temporary, path)
-    except OSError as exc:
-        with contextlib.suppress(OSError):
-            os.unlink(temporary)
         raise SettingsError(path, f"cannot be written ({exc})") from None
 
 

@@ -9,23 +9,30 @@ path is written through (its target is replaced, the link stays) unless the call
 `file_lock` is an inter-process lock (``filelock``, one lock file) to hold across a
 read–check–write, so two processes editing one file never lose each other's change; it
 raises `FileLockTimeout` instead of waiting forever. `same_file` says whether two paths
-name one file (links and ``..`` resolved), for files that may not exist yet.
+name one file (links and ``..`` resolved), for files that may not exist yet. `parse_json`
+reads one of these files' JSON, refusing nesting deeper than `MAX_JSON_DEPTH` with
+`JsonTooDeep` (never a `RecursionError` out of the parser or the code walking the data).
 """
 
 from __future__ import annotations
 
 import contextlib
+import json
 import os
 import stat
 import tempfile
 from collections.abc import Iterator
 from pathlib import Path
+from typing import Any
 
 #: A file cat-code creates is its owner's only (it may hold tokens), whatever the umask.
 PRIVATE_FILE_MODE = 0o600
 #: How long `file_lock` waits by default: holders keep it for one small read-modify-write
 #: (milliseconds, an fsync included), so a longer wait means a stuck process.
 LOCK_WAIT_S = 10.0
+#: The deepest nesting `parse_json` accepts: a config or credentials file needs five or
+#: six levels; far below the interpreter's recursion limit, so walking the data is safe.
+MAX_JSON_DEPTH = 100
 
 
 class FileLockTimeout(OSError):
@@ -37,14 +44,48 @@ class FileLockTimeout(OSError):
         self.waited = waited
 
 
+class JsonTooDeep(ValueError):
+    """JSON text nested deeper than ``limit`` levels."""
+
+    def __init__(self, limit: int) -> None:
+        super().__init__(f"nested more than {limit} levels deep")
+        self.limit = limit
+
+
+def parse_json(text: str, *, max_depth: int = MAX_JSON_DEPTH) -> Any:
+    """``json.loads(text)``, but nesting deeper than ``max_depth`` raises `JsonTooDeep`
+    (`json.JSONDecodeError` as usual for text that is not JSON)."""
+    try:
+        data = json.loads(text)
+    except RecursionError:
+        raise JsonTooDeep(max_depth) from None
+    level: list[Any] = [data]
+    for _ in range(max_depth + 1):
+        level = [
+            child
+            for value in level
+            if isinstance(value, dict | list)
+            for child in (value.values() if isinstance(value, dict) else value)
+        ]
+        if not level:
+            return data
+    raise JsonTooDeep(max_depth)
+
+
 def atomic_write(
-    path: Path, data: bytes | str, *, mode: int | None = None, follow_symlinks: bool = True
+    path: Path,
+    data: bytes | str,
+    *,
+    mode: int | None = None,
+    follow_symlinks: bool = True,
+    durable: bool = True,
 ) -> None:
     """Replace ``path`` with ``data`` (str is written as UTF-8) in one rename.
 
     ``mode``: the new file's permission bits; None keeps the old file's (0600 for a new
-    file). The folder must exist. Raises `OSError` (the temporary file removed, the old
-    file untouched) when it cannot be written.
+    file). ``durable=False`` skips the fsyncs, for a file worthless after a reboot (still
+    atomic for readers). The folder must exist. Raises `OSError` (the temporary file
+    removed, the old file untouched) when it cannot be written.
     """
     target = Path(os.path.realpath(path)) if follow_symlinks else path
     if mode is None:
@@ -59,13 +100,15 @@ def atomic_write(
             out.write(raw)
             out.flush()
             os.fchmod(out.fileno(), mode)
-            os.fsync(out.fileno())
+            if durable:
+                os.fsync(out.fileno())
         os.replace(temp, target)
     except BaseException:
         with contextlib.suppress(OSError):
             os.unlink(temp)
         raise
-    _sync_folder(target.parent)
+    if durable:
+        _sync_folder(target.parent)
 
 
 def _sync_folder(folder: Path) -> None:
@@ -109,9 +152,12 @@ def same_file(a: Path, b: Path) -> bool:
 
 __all__ = [
     "LOCK_WAIT_S",
+    "MAX_JSON_DEPTH",
     "PRIVATE_FILE_MODE",
     "FileLockTimeout",
+    "JsonTooDeep",
     "atomic_write",
     "file_lock",
+    "parse_json",
     "same_file",
 ]

@@ -44,7 +44,7 @@ from cat_code.agent.providers.base import Message, ToolCall
 from cat_code.agent.system_prompt import build_system_prompt
 from cat_code.agent.transcript import compact_json
 from cat_code.host.config.load import McpConfig, load_config, load_config_from_args
-from cat_code.host.home import cat_code_home
+from cat_code.host.home import cat_code_home, ensure_home, private_file
 from cat_code.host.pool import McpPool, McpServer, ServerStatus
 from cat_code.host.prompts import command_names
 from cat_code.host.resource_tools import resource_tools
@@ -700,8 +700,8 @@ def _key_bindings() -> KeyBindings:
 def _history() -> History:
     home = cat_code_home()
     try:
-        home.mkdir(parents=True, exist_ok=True)
-        return FileHistory(str(home / HISTORY_FILE))
+        # Private: it holds what was typed, pasted tool arguments and tokens included.
+        return FileHistory(str(private_file(ensure_home() / HISTORY_FILE)))
     except OSError as exc:
         logger.warning("cannot keep history in %s: %s", home, exc)
         return InMemoryHistory()

@@ -1,16 +1,18 @@
 """Edit an ``mcp.json`` file in place: change one entry, keep every other byte.
 
-`ConfigFile.read` parses the file strictly (a file that is not valid JSON, or whose
-``mcpServers`` is not an object, is refused with `ConfigEditError` naming the file and
-line: never overwritten). Each edit (`set_entry`, `remove_entry`, `set_field`) splices
-new text into the original at the spans a small scanner found, so the rest of the file
-keeps its exact bytes — key order, comments-free formatting, other keys, line endings,
-a byte order mark. New text follows the file's own style: its indentation unit (spaces
+`ConfigFile.read` parses the file strictly (a file that is not valid JSON, nested too
+deeply, or whose ``mcpServers`` is not an object, is refused with `ConfigEditError` naming
+the file and line: never overwritten). Each edit (`set_entry`, `remove_entry`,
+`set_field`) splices new text into the original at the spans a small scanner found, so the
+rest of the file keeps its exact bytes — key order, comments-free formatting, other keys,
+line endings, a byte order mark. New text follows the file's own style: its indentation unit (spaces
 or tabs), one-line objects stay one-line, CRLF files get CRLF. `write` is atomic: a
 temporary file in the same folder, flushed to disk, given the old file's mode (a new file
 is 0600: ``mcp add --header`` and ``mcp import`` may put literal tokens in it), then
-``os.replace`` (through a symlink to its target), so a reader sees the old file or the
-new one, never half of one; a file changed by someone else since it was read is refused.
+``os.replace`` (through a symlink to its target): `cat_code.mcp.files.atomic_write`, so a
+reader sees the old file or the new one, never half of one. A read–check–write runs inside
+`editing` (an inter-process lock per file), so concurrent cat-codes never lose each
+other's change; a file changed by someone else (an editor) since it was read is refused.
 """
 
 from __future__ import annotations
@@ -18,25 +20,40 @@ from __future__ import annotations
 import contextlib
 import json
 import os
-import stat
-import tempfile
+from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from cat_code.host.home import edit_lock
 from cat_code.mcp.errors import ConfigError
+from cat_code.mcp.files import FileLockTimeout, JsonTooDeep, atomic_write, parse_json
 
 SERVERS_KEY = "mcpServers"
 _BOM = "\ufeff"
 _WHITESPACE = " \t\r\n"
 _DECODER = json.JSONDecoder()
-#: A file cat-code creates is its owner's only, whatever the umask (an existing file keeps
-#: the mode its owner gave it).
-_NEW_FILE_MODE = 0o600
 
 
 class ConfigEditError(ConfigError):
     """A config file cannot be edited safely; the message names the file (and line)."""
+
+
+@contextlib.contextmanager
+def editing(*paths: Path) -> Iterator[None]:
+    """Hold the edit lock of every file in ``paths`` (in one fixed order: two commands
+    locking the same files never wait for each other forever) across a read–check–write."""
+    order = sorted({os.path.realpath(path): path for path in paths}.items())
+    with contextlib.ExitStack() as stack:
+        for _, path in order:
+            try:
+                stack.enter_context(edit_lock(path))
+            except FileLockTimeout as exc:
+                raise ConfigEditError(
+                    f"{path}: another cat-code has been editing it for more than "
+                    f"{exc.waited:g} s; nothing was changed, run the command again"
+                ) from None
+        yield
 
 
 @dataclass(frozen=True, slots=True)
@@ -130,7 +147,11 @@ class ConfigFile:
 
     def _parse(self) -> None:
         try:
-            data = json.loads(self.text)
+            data = parse_json(self.text)
+        except JsonTooDeep as exc:
+            raise ConfigEditError(
+                f"{self.path}: not a config file ({exc}); fix it first, nothing was changed"
+            ) from None
         except json.JSONDecodeError as exc:
             raise ConfigEditError(
                 f"{self.path}:{exc.lineno}:{exc.colno}: not valid JSON ({exc.msg} at line "
@@ -300,35 +321,31 @@ class ConfigFile:
     # -- saving --------------------------------------------------------------------------
 
     def write(self) -> None:
-        """Save the text atomically, keeping the file's mode; create its folder if missing."""
-        target = self.path.resolve() if self.path.is_symlink() else self.path
-        folder = target.parent
+        """Save the text atomically, keeping the file's mode (a new one is 0600: ``mcp add
+        --header`` and ``mcp import`` may put literal tokens in it); create its folder if
+        missing."""
+        folder = Path(os.path.realpath(self.path)).parent
         if not folder.exists():
             folder.mkdir(parents=True, mode=0o700)
         try:
-            mode = stat.S_IMODE(target.stat().st_mode)
-            now: bytes | None = target.read_bytes()
+            now: bytes | None = self.path.read_bytes()
         except FileNotFoundError:
-            mode, now = _NEW_FILE_MODE, None
+            now = None
         if now != self._original:
             # Another process (or an editor) wrote it meanwhile: never drop their change.
             raise ConfigEditError(
                 f"{self.path} changed while cat-code was editing it; nothing was written, "
                 "run the command again"
             )
-        data = ((_BOM if self._bom else "") + self.text).encode("utf-8")
-        fd, temp = tempfile.mkstemp(dir=folder, prefix=f".{target.name}.", suffix=".tmp")
         try:
-            with os.fdopen(fd, "wb") as out:
-                out.write(data)
-                out.flush()
-                os.fsync(out.fileno())
-            os.chmod(temp, mode)
-            os.replace(temp, target)
-        except BaseException:
-            with contextlib.suppress(OSError):
-                os.unlink(temp)
-            raise
+            data = ((_BOM if self._bom else "") + self.text).encode("utf-8")
+        except UnicodeEncodeError as exc:  # a str from surrogateescape'd bytes
+            bad = exc.object[exc.start : exc.end].encode("utf-8", "surrogateescape")
+            raise ConfigEditError(
+                f"{self.path}: the new text holds bytes that are not UTF-8 ({bad!r}); "
+                "nothing was written"
+            ) from None
+        atomic_write(self.path, data)
         self.exists = True
         self._original = data
         self._changed = False

@@ -31,6 +31,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from cat_code.mcp.files import JsonTooDeep, parse_json, same_file
+
 SOURCES: tuple[str, ...] = ("claude-desktop", "claude-code", "cursor", "vscode", "gemini")
 #: Why a server of ``./.mcp.json`` is not imported: cat-code reads that file already.
 PROJECT_FILE_NOTE = "already read by cat-code (project scope)"
@@ -118,7 +120,7 @@ def source_files(source: str, *, home: Path, cwd: Path) -> list[Path]:
     }[source]
     unique: list[Path] = []
     for path in places:
-        if not any(_same_file(path, seen) for seen in unique):
+        if not any(same_file(path, seen) for seen in unique):
             unique.append(path)
     return unique
 
@@ -136,7 +138,7 @@ def scan(sources: tuple[str, ...] = SOURCES, *, home: Path | None = None,
             if data is None:
                 continue
             context = _Context(source=source, file=path, home=home, cwd=cwd, data=data)
-            ours = _same_file(path, cwd / ".mcp.json")
+            ours = same_file(path, cwd / ".mcp.json")
             for name, raw, convert in _entries(context, result.warnings):
                 server = _found(context, name, raw, convert)
                 if ours and server.error is None:
@@ -159,7 +161,10 @@ def _read(path: Path, warnings: list[str]) -> dict[str, Any] | None:
     if not text.strip():
         return None
     try:
-        data = json.loads(strip_jsonc(text))
+        data = parse_json(strip_jsonc(text))
+    except JsonTooDeep as exc:
+        warnings.append(f"{path}: {exc}; skipped")
+        return None
     except json.JSONDecodeError as exc:
         warnings.append(f"{path}:{exc.lineno}:{exc.colno}: not valid JSON ({exc.msg}); skipped")
         return None
@@ -398,10 +403,3 @@ def _resolve(path: str) -> Path | None:
         return Path(path).expanduser().resolve()
     except (OSError, RuntimeError, ValueError):
         return None
-
-
-def _same_file(a: Path, b: Path) -> bool:
-    try:
-        return a.resolve() == b.resolve()
-    except (OSError, RuntimeError):
-        return a == b

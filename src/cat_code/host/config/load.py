@@ -26,6 +26,7 @@ from urllib.parse import urlsplit
 from cat_code.host.config.masking import VARIABLE, masked_target, shown_command
 from cat_code.host.home import cat_code_home
 from cat_code.mcp.errors import ConfigError
+from cat_code.mcp.files import JsonTooDeep, parse_json
 
 if TYPE_CHECKING:  # imported when an entry has an ``oauth`` block: stdio runs never load it
     from cat_code.mcp.auth.types import OAuthSettings
@@ -240,7 +241,10 @@ def _read_file(path: Path, warnings: list[str]) -> dict[str, Any] | None:
     if not text.strip():
         return {}
     try:
-        data = json.loads(text)
+        data = parse_json(text)
+    except JsonTooDeep as exc:
+        warnings.append(f"{path}: not an MCP config ({exc}); no servers loaded from it")
+        return None
     except json.JSONDecodeError as exc:
         warnings.append(
             f"{path}:{exc.lineno}:{exc.colno}: invalid JSON in MCP config ({exc.msg}); "

@@ -5,13 +5,15 @@ authorization server (its issuer): a registration is never reused at another ser
 On disk, ``credentials.json`` is ``{"servers": {url: tokens}, "clients": {issuer:
 registration}}``, mode 0600 in a 0700 folder. Every read re-reads the file (another
 cat-code may have refreshed); every change is a read-modify-write under an ``fcntl`` lock
-on ``credentials.json.lock``, held for that write only (a bounded wait), written to a
-temporary file and moved over with ``os.replace`` (a symlink there is replaced, never
-followed), so two processes never lose each other's changes or leave half a file. A file
-that is not valid JSON is never silently overwritten: it is moved aside first. `locked`
-(held across a refresh's token request) is another lock, one file per server
+on ``credentials.json.lock``, held for that write only (a bounded wait), written with
+`cat_code.mcp.files.atomic_write` (a symlink there is replaced, never followed), so two
+processes never lose each other's changes or leave half a file. A file that is not valid
+JSON is never silently overwritten: it is moved aside first. `locked` (held across a
+refresh's token request) is another lock, one file per server
 (``credentials.json.<hash>.lock``), waited for with polls that yield to the event loop: a
-refresh never holds up another process's writes, nor a refresh of another server.
+refresh never holds up another process's writes, nor a refresh of another server. These
+locks are not `cat_code.mcp.files.file_lock`: a lock file here is opened ``O_NOFOLLOW``
+(a symlink at it is replaced) and waited for without blocking the event loop.
 """
 
 from __future__ import annotations
@@ -25,7 +27,6 @@ import json
 import logging
 import os
 import stat
-import tempfile
 import time
 from collections.abc import AsyncIterator, Callable, Iterator
 from contextlib import asynccontextmanager
@@ -33,6 +34,7 @@ from pathlib import Path
 from typing import Any, TypeVar
 
 from cat_code.mcp.auth.types import ClientRegistration, Tokens
+from cat_code.mcp.files import JsonTooDeep, atomic_write, parse_json
 
 logger = logging.getLogger(__name__)
 
@@ -185,18 +187,8 @@ class FileTokenStore:
         return data
 
     def _write(self, data: dict[str, dict[str, Any]]) -> None:
-        fd, temp = tempfile.mkstemp(prefix=f".{self.path.name}.", dir=self.path.parent)
-        try:
-            with os.fdopen(fd, "w", encoding="utf-8") as out:  # mkstemp: mode 0600 already
-                json.dump(data, out, indent=2, sort_keys=True)
-                out.write("\n")
-                out.flush()
-                os.fsync(out.fileno())
-            os.replace(temp, self.path)
-        except BaseException:
-            with contextlib.suppress(OSError):
-                os.unlink(temp)
-            raise
+        text = json.dumps(data, indent=2, sort_keys=True) + "\n"
+        atomic_write(self.path, text, mode=FILE_MODE, follow_symlinks=False)
         _warned.discard(self.path)  # valid again: a later corruption is news
 
     @contextlib.contextmanager
@@ -260,8 +252,8 @@ def _parse(text: str) -> dict[str, dict[str, Any]] | None:
     if not text.strip():
         return _empty()
     try:
-        raw = json.loads(text)
-    except json.JSONDecodeError:
+        raw = parse_json(text)
+    except (json.JSONDecodeError, JsonTooDeep):
         return None
     if not isinstance(raw, dict):
         return None

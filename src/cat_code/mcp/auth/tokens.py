@@ -236,7 +236,9 @@ def parse_tokens(
         client_id=registration.client_id,
         resource=resource,
         token_endpoint_auth_method=registration.token_endpoint_auth_method,
-        client_secret=registration.client_secret,
+        # Only a registered client's secret is kept with the tokens (a later registration
+        # may replace it); a configured one is read from the config, never stored.
+        client_secret=registration.client_secret if registration.source == "dcr" else None,
         issued_at=time.time(),
     )
 

@@ -29,6 +29,7 @@ from cat_code.mcp.errors import (
     ProtocolError,
     TransportError,
 )
+from cat_code.mcp.files import PRIVATE_FILE_MODE, atomic_write
 from cat_code.mcp.session import Link, Session
 from cat_code.mcp.session.handshake import SUPPORTED_VERSIONS, HandshakeSession
 from cat_code.mcp.session.modern import (
@@ -85,10 +86,9 @@ class EraMemory:
         if self.path is None:
             return
         try:
-            self.path.parent.mkdir(parents=True, exist_ok=True)
-            temporary = self.path.with_suffix(f".{os.getpid()}.tmp")
-            temporary.write_text(json.dumps(verdicts, indent=1, sort_keys=True))
-            temporary.replace(self.path)
+            self.path.parent.mkdir(mode=0o700, parents=True, exist_ok=True)
+            text = json.dumps(verdicts, indent=1, sort_keys=True)
+            atomic_write(self.path, text, mode=PRIVATE_FILE_MODE)
         except OSError as exc:
             logger.debug("could not remember protocol eras in %s: %s", self.path, exc)
 
