@@ -206,7 +206,8 @@ def test_add_refuses_a_file_that_is_not_valid_json_and_leaves_it_alone(shell: Sh
     assert run.returncode == 1
     assert f"{shell.user_file}:4:" in run.stderr and "not valid JSON" in run.stderr
     assert shell.user_file.read_text() == before
-    assert sorted(p.name for p in shell.cat_home.iterdir()) == ["mcp.json"]
+    # No temporary file left (the edit locks live in their own folder).
+    assert sorted(p.name for p in shell.cat_home.iterdir()) == ["locks", "mcp.json"]
 
 
 @pytest.mark.parametrize(

@@ -8,6 +8,7 @@ import asyncio
 import logging
 import time
 from collections.abc import AsyncIterator
+from pathlib import Path
 from urllib.parse import parse_qsl
 
 import httpx2
@@ -16,7 +17,7 @@ from auth_world import ISSUER, MCP, FakeAuthorizer, World, basic_credentials
 
 from cat_code.mcp.auth import NeedsLogin, OAuthSettings, Tokens
 from cat_code.mcp.auth.provider import MAX_AUTHORIZATIONS, McpAuth
-from cat_code.mcp.auth.store import MemoryTokenStore
+from cat_code.mcp.auth.store import FileTokenStore, MemoryTokenStore
 from cat_code.mcp.auth.types import canonical_server_url
 
 KEY = canonical_server_url(MCP)
@@ -375,3 +376,19 @@ async def test_a_401_asking_for_another_scheme_starts_no_sign_in(
         response = await plain.post(MCP, json={}, auth=_auth(world, plain))
     assert response.status_code == 401  # the server's own answer, no NeedsLogin
     assert world.paths() == ["/mcp"]
+
+
+async def test_a_configured_client_secret_is_read_from_the_config_never_stored(
+    world: World, http: httpx2.AsyncClient, tmp_path: Path
+) -> None:
+    world.token_methods = ["client_secret_basic"]
+    store = FileTokenStore(tmp_path / "credentials.json")
+    settings = OAuthSettings(
+        client_id="svc", client_secret="pw-configured", grant_type="client_credentials"
+    )
+    response = await http.post(MCP, json={}, auth=_auth(world, http, store, settings=settings))
+    assert response.status_code == 200
+    written = store.path.read_text()
+    assert "svc" in written and "pw-configured" not in written
+    tokens = store.tokens(KEY)
+    assert tokens is not None and tokens.client_secret is None
