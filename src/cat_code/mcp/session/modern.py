@@ -18,21 +18,18 @@ import base64
 import contextlib
 import logging
 import re
-from collections.abc import Mapping
 from typing import TYPE_CHECKING, Any, Literal
 
 from cat_code.mcp.errors import AuthenticationRequired, HttpStatusError, McpError, ProtocolError
 from cat_code.mcp.session.handshake import CLIENT_INFO
 from cat_code.mcp.transports.base import NO_CONTEXT, JsonObject, RequestContext
+from cat_code.mcp.versions import MODERN_VERSION, MODERN_VERSIONS
 
 if TYPE_CHECKING:
     from cat_code.mcp.session import Link
 
 logger = logging.getLogger(__name__)
 
-MODERN_VERSION = "2026-07-28"
-#: The stateless versions cat-code speaks, best first.
-MODERN_VERSIONS = (MODERN_VERSION,)
 META_VERSION = "io.modelcontextprotocol/protocolVersion"
 META_CAPABILITIES = "io.modelcontextprotocol/clientCapabilities"
 META_CLIENT_INFO = "io.modelcontextprotocol/clientInfo"
@@ -347,18 +344,8 @@ class StatelessSession:
             delay = min(delay * 2, cap)
 
 
-def modern_error_in(exc: HttpStatusError) -> Mapping[str, Any] | None:
-    """The JSON-RPC error an HTTP error answer carried, if it is one of the modern ones."""
-    error = exc.rpc_error
-    if error is not None and error.get("code") in MODERN_ERRORS:
-        return error
-    return None
-
-
 __all__ = [
     "MODERN_ERRORS",
-    "MODERN_VERSION",
-    "MODERN_VERSIONS",
     "StatelessSession",
     "header_value",
     "param_headers",
