@@ -22,7 +22,12 @@ from typing import TYPE_CHECKING, Any, Literal
 
 from cat_code.mcp.errors import AuthenticationRequired, HttpStatusError, McpError, ProtocolError
 from cat_code.mcp.session.handshake import CLIENT_INFO
-from cat_code.mcp.transports.base import NO_CONTEXT, JsonObject, RequestContext
+from cat_code.mcp.transports.base import (
+    HEALTHY_STREAM_S,
+    NO_CONTEXT,
+    JsonObject,
+    RequestContext,
+)
 from cat_code.mcp.versions import MODERN_VERSION, MODERN_VERSIONS
 
 if TYPE_CHECKING:
@@ -49,8 +54,6 @@ _TOKEN = re.compile(r"^[!#$%&'*+\-.^_`|~0-9A-Za-z]+$")
 _SENTINEL = re.compile(r"^=\?base64\?.*\?=$", re.DOTALL)
 #: How long a dropped ``subscriptions/listen`` waits before reopening: first, most.
 LISTEN_BACKOFF_S = (0.5, 30.0)
-#: A listen stream that lasted this long before it ended resets the backoff.
-LISTEN_HEALTHY_S = 10.0
 METHOD_NOT_FOUND = -32601
 #: Server capability → the ``subscriptions/listen`` flag for its list changes.
 _LIST_CHANGED = {
@@ -325,7 +328,7 @@ class StatelessSession:
             try:
                 await link.exchange("subscriptions/listen", params or {}, context)
                 logger.debug("%s: the server ended subscriptions/listen", link.name)
-                if loop.time() - opened >= LISTEN_HEALTHY_S:
+                if loop.time() - opened >= HEALTHY_STREAM_S:
                     delay = LISTEN_BACKOFF_S[0]  # it lasted: a fresh start, not a failure
             except asyncio.CancelledError:
                 raise
