@@ -22,7 +22,8 @@ from cat_code.agent.tool_search import (
     Mode,
     ToolSearch,
     context_window,
-    definition_tokens,
+    definition_json,
+    estimate_tokens,
     mode_from_env,
 )
 from cat_code.host.config.load import load_config
@@ -109,6 +110,11 @@ def test_context_windows_are_estimated_per_provider_and_model() -> None:
     # A local model behind an OpenAI-compatible server, or anything unknown.
     assert context_window("openai:qwen2.5-coder:7b") == DEFAULT_WINDOW
     assert context_window("fake:scripted") == DEFAULT_WINDOW
+
+
+def definition_tokens(tools: list[Tool]) -> int:
+    """What a request spends on these tools' definitions, as search estimates it."""
+    return sum(estimate_tokens(definition_json(tool)) for tool in tools)
 
 
 def test_auto_turns_search_on_only_past_ten_percent_of_the_window() -> None:

@@ -427,6 +427,47 @@ async def test_a_server_silent_on_unknown_methods_falls_back_after_the_probe(
         await client.close()
 
 
+async def connect_era_server(mode: str, memory: EraMemory) -> McpClient:
+    """The same command line (and folder) each time; ``mode`` picks the era it speaks."""
+    transport = StdioTransport(
+        sys.executable,
+        [str(SERVERS / "era_server.py"), "env"],
+        env={"ERA_SERVER_MODE": mode},
+        name="era",
+    )
+    client = McpClient(transport, name="era", era_memory=memory)
+    try:
+        await client.connect(timeout=20)
+    except BaseException:
+        await client.close()
+        raise
+    return client
+
+
+@pytest.mark.parametrize(("before", "after"), [("modern", "silent"), ("silent", "modern")])
+async def test_a_server_that_changed_era_since_it_was_remembered_is_probed_again(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, before: str, after: str
+) -> None:
+    monkeypatch.setattr(detect, "PROBE_TIMEOUT_S", 0.5)
+    eras = tmp_path / "eras.json"
+    first = await connect_era_server(before, EraMemory(eras))
+    remembered = first.era
+    await first.close()
+    # A later run: same command, same folder, the other era (a silent handshake server
+    # never answers server/discover, a modern one refuses initialize).
+    client = await connect_era_server(after, EraMemory(eras))
+    try:
+        assert client.era != remembered
+        assert await client.list_tools()
+    finally:
+        await client.close()
+    third = await connect_era_server(after, EraMemory(eras))  # the new verdict holds
+    try:
+        assert third.era == client.era
+    finally:
+        await third.close()
+
+
 # -- a real HTTP server that insists on the 2026-07-28 headers --------------------------
 
 

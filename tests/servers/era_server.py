@@ -3,13 +3,15 @@
 MODE ``modern``: 2026-07-28 only — ``initialize`` is refused (naming the versions it
 speaks), the first request of all is refused with -32022 once, ``ask`` asks for input over
 two rounds (requestState echoed). MODE ``silent``: a handshake server that never answers
-a method it does not know (the era probe must time out). Every request is logged to
-stderr as ``seen METHOD``.
+a method it does not know (the era probe must time out). MODE ``env``: the mode named by
+``$ERA_SERVER_MODE``, so one command line can speak either era (an upgrade or a
+downgrade between two runs). Every request is logged to stderr as ``seen METHOD``.
 """
 
 from __future__ import annotations
 
 import json
+import os
 import sys
 
 MODERN = "2026-07-28"
@@ -123,4 +125,4 @@ def main(mode: str) -> None:
 
 
 if __name__ == "__main__":
-    main(sys.argv[1])
+    main(os.environ["ERA_SERVER_MODE"] if sys.argv[1] == "env" else sys.argv[1])

@@ -121,11 +121,6 @@ def estimate_tokens(text: str) -> int:
     return -(-len(text) // CHARS_PER_TOKEN)
 
 
-def definition_tokens(tools: Iterable[Tool]) -> int:
-    """Estimated tokens of these tools' definitions on a request."""
-    return sum(estimate_tokens(definition_json(tool)) for tool in tools)
-
-
 def deferrable(tool: Tool) -> bool:
     """Whether search may keep this tool off a request: an MCP tool not marked alwaysLoad."""
     return server_of(tool) is not None and not tool.always_load

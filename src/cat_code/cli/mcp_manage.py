@@ -378,7 +378,7 @@ async def _try_entry(name: str, entry: dict[str, Any], source: Path) -> int:
     try:
         config = parse_entry(name, entry, source=source)
     except ConfigError as exc:
-        print_line(f"could not connect: {_reason(str(exc), source, name)}")
+        print_line(f"could not connect: {_reason(exc)}")
         return EXIT_OK
     status, tools = await _connect_one(config)
     state, error, count = status.get("state"), status.get("error"), len(tools)
@@ -395,8 +395,9 @@ async def _try_entry(name: str, entry: dict[str, Any], source: Path) -> int:
     return int(status.get("exit", EXIT_OK))
 
 
-def _reason(message: str, source: Path, name: str) -> str:
-    return message.removeprefix(f"{source}: server '{name}': ")
+def _reason(exc: ConfigError) -> str:
+    """A fault in the entry at hand, without the file and server the reader knows already."""
+    return exc.message if exc.server is not None else str(exc)
 
 
 async def _connect_one(config: ServerConfig) -> tuple[dict[str, Any], list[McpTool]]:
@@ -467,12 +468,8 @@ def _holders(places: list[_Place], name: str) -> list[tuple[_Place, ConfigFile]]
     if broken and not found:
         raise broken[0]
     for skipped in broken:
-        reason = _NOTHING_CHANGED.sub("", str(skipped))
-        print_error(f"warning: {reason}; skipped it (it may define '{name}' too)")
+        print_error(f"warning: {skipped.reason}; skipped it (it may define '{name}' too)")
     return found
-
-
-_NOTHING_CHANGED = re.compile(r"[;,] (?:fix it first, )?nothing was changed$")
 
 
 def _not_found(name: str, places: list[_Place]) -> int:
@@ -673,9 +670,9 @@ def _import_locked(args: argparse.Namespace, servers: list[FoundServer], target:
     outcomes: list[tuple[FoundServer, str]] = []
     dry = args.dry_run
     for server in servers:
-        outcome = _plan(server, file, target, taken, force=args.force, dry=dry)
+        imported, outcome = _plan(server, file, target, taken, force=args.force, dry=dry)
         outcomes.append((server, outcome))
-        if outcome.startswith(("added", "replaced", "would")) and server.entry is not None:
+        if imported and server.entry is not None:
             taken[server.name] = server
             if not dry:
                 file.set_entry(server.name, server.entry)
@@ -699,26 +696,30 @@ def _plan(
     *,
     force: bool,
     dry: bool,
-) -> str:
-    """What importing one found server does: ``added``, ``would add``, or ``skipped: why``."""
+) -> tuple[bool, str]:
+    """What importing one found server does: whether it is taken, and the words for it
+    (``added``, ``would add``, or ``skipped: why``)."""
     if server.entry is None:
-        return f"skipped: {server.error or 'cannot be converted'}"
+        return False, f"skipped: {server.error or 'cannot be converted'}"
     if server.error is not None:
-        return f"skipped: {server.error}"
+        return False, f"skipped: {server.error}"
     if same_file(server.file, target):
-        return "skipped: already in cat-code's own config file"
+        return False, "skipped: already in cat-code's own config file"
     try:
         validate_entry(server.name, server.entry, server.file)
     except ConfigError as exc:
-        return f"skipped: {_reason(str(exc), server.file, server.name)}"
+        return False, f"skipped: {_reason(exc)}"
     earlier = taken.get(server.name)
     if earlier is not None:
-        return f"skipped: '{server.name}' was already taken from {earlier.file}"
+        return False, f"skipped: '{server.name}' was already taken from {earlier.file}"
     if server.name in file.servers:
         if not force:
-            return f"skipped: '{server.name}' already exists in {target} (--force replaces it)"
-        return "would replace the existing entry" if dry else "replaced the existing entry"
-    return "would add" if dry else "added"
+            return (
+                False,
+                f"skipped: '{server.name}' already exists in {target} (--force replaces it)",
+            )
+        return True, "would replace the existing entry" if dry else "replaced the existing entry"
+    return True, "would add" if dry else "added"
 
 
 def _describe_import(outcomes: list[tuple[FoundServer, str]]) -> str:

@@ -53,12 +53,6 @@ class RestartBudget:
         self._times.append(now)
         return True
 
-    @property
-    def exhausted(self) -> bool:
-        """Whether the next `take` would be refused."""
-        self._slide()
-        return len(self._times) >= self.policy.max_restarts
-
     def reset(self) -> None:
         """A restart by hand: the window starts empty again."""
         self._times.clear()

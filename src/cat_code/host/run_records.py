@@ -38,6 +38,13 @@ from pathlib import Path
 from typing import Any
 
 from cat_code.mcp.files import PRIVATE_FILE_MODE, atomic_write
+from cat_code.mcp.transports.process_group import (
+    GroupPresence,
+    group_presence,
+    live_members,
+    signal_group,
+    stat_fields,
+)
 
 logger = logging.getLogger(__name__)
 
@@ -62,34 +69,16 @@ def run_dir() -> Path:
 # -- /proc ---------------------------------------------------------------------------------
 
 
-def _stat_fields(pid: int) -> list[bytes] | None:
-    """The fields of /proc/PID/stat after the command name (state is [0]), or None."""
-    # os.open/os.read, not pathlib: `_members_of` reads every process's stat, at each
-    # server's start, and pathlib's object churn was most of that scan's cost.
-    try:
-        fd = os.open(f"{_PROC}/{pid}/stat", os.O_RDONLY)
-    except OSError:
-        return None
-    try:
-        stat = os.read(fd, 4096)  # a stat line is well under 1 KB
-    except OSError:
-        return None
-    finally:
-        os.close(fd)
-    # The command name is in parentheses and may itself hold spaces or parentheses.
-    return stat[stat.rfind(b")") + 2 :].split()
-
-
 def start_time(pid: int) -> int | None:
     """When ``pid`` started, in clock ticks since boot (None: no such process, or a zombie)."""
-    fields = _stat_fields(pid)
+    fields = stat_fields(pid)
     if fields is None or len(fields) < 20 or fields[0] == b"Z":
         return None
     return int(fields[19])  # field 22 of stat(5); fields[0] is field 3
 
 
 def _process_group(pid: int) -> int | None:
-    fields = _stat_fields(pid)
+    fields = stat_fields(pid)
     return int(fields[2]) if fields is not None and len(fields) > 2 else None
 
 
@@ -195,7 +184,7 @@ def refresh_groups(pgids: Iterable[int]) -> None:
     wanted = [pgid for pgid in pgids if _record_path(pgid, host.pid).exists()]
     if not wanted:
         return
-    found = _members_of(set(wanted))
+    found = live_members(set(wanted))
     for pgid in wanted:
         record_group(pgid, members=found.get(pgid) if found is not None else None)
 
@@ -304,7 +293,7 @@ def reap(directory: Path | None = None) -> ReapReport:
                 report.stale.append(pgid)
                 _unlink(path)
             else:
-                _signal_group(pgid, signal.SIGTERM)
+                signal_group(pgid, signal.SIGTERM)
                 ending.append((pgid, int(record["start"]), path))
                 report.ended.append(pgid)
         _finish(ending)
@@ -374,7 +363,7 @@ def _finish(ending: list[tuple[int, int, Path]]) -> None:
     for pgid, started, _ in waiting:
         if _group_lives(pgid, started):
             logger.debug("process group %s outlived SIGTERM; sending SIGKILL", pgid)
-            _signal_group(pgid, signal.SIGKILL)
+            signal_group(pgid, signal.SIGKILL)
     for _, _, path in ending:
         _unlink(path)
 
@@ -388,12 +377,8 @@ def _group_lives(pgid: int, leader_start: int) -> bool:
     leader = start_time(pgid)
     if leader is not None:
         return leader == leader_start
-    try:
-        os.killpg(pgid, 0)
-    except ProcessLookupError:
-        return False
-    except PermissionError:
-        return False  # not ours to signal anyway
+    if group_presence(pgid) is not GroupPresence.OURS:
+        return False  # gone, or not ours to signal anyway
     members = group_members(pgid)
     return members is None or bool(members)  # cannot tell: assume it lives, SIGKILL follows
 
@@ -401,30 +386,8 @@ def _group_lives(pgid: int, leader_start: int) -> bool:
 def group_members(pgid: int) -> list[tuple[int, int]] | None:
     """The non-zombie processes in group ``pgid`` (zombies wait for a reaper, not us), as
     (pid, start time) pairs; None if /proc cannot be listed."""
-    found = _members_of({pgid})
+    found = live_members({pgid})
     return None if found is None else found.get(pgid, [])
-
-
-def _members_of(pgids: set[int]) -> dict[int, list[tuple[int, int]]] | None:
-    """`group_members` of several groups, from one pass over /proc."""
-    try:
-        entries = os.listdir(_PROC)
-    except OSError:
-        return None
-    members: dict[int, list[tuple[int, int]]] = {}
-    for entry in entries:
-        if entry.isdigit():
-            fields = _stat_fields(int(entry))
-            if fields and len(fields) > 19 and fields[0] != b"Z":
-                group = int(fields[2])
-                if group in pgids:
-                    members.setdefault(group, []).append((int(entry), int(fields[19])))
-    return members
-
-
-def _signal_group(pgid: int, sig: signal.Signals) -> None:
-    with contextlib.suppress(ProcessLookupError, PermissionError):
-        os.killpg(pgid, sig)
 
 
 def _unlink(path: Path) -> None:

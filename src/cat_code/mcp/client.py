@@ -45,7 +45,7 @@ from cat_code.mcp.errors import (
 from cat_code.mcp.prompts import valid_completion, valid_prompt, valid_prompt_result
 from cat_code.mcp.resources import valid_read_result, valid_resource, valid_template
 from cat_code.mcp.roots import Roots
-from cat_code.mcp.session import SUPPORTED_VERSIONS, HandshakeSession, Session
+from cat_code.mcp.session import HandshakeSession, Session
 from cat_code.mcp.session.detect import EraMemory, open_session
 from cat_code.mcp.session.modern import (
     HEADER_MISMATCH,
@@ -936,7 +936,6 @@ def _valid_tool(tool: Any, server: str) -> TypeGuard[ToolDefinition]:
 
 __all__ = [
     "MAX_TIMEOUT_WITH_PROGRESS",
-    "SUPPORTED_VERSIONS",
     "ElicitationHandler",
     "McpClient",
     "ProgressHandler",

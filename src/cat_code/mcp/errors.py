@@ -20,6 +20,7 @@ with ``raise ... from exc``; the adapter turns all of these into error tool resu
 
 from __future__ import annotations
 
+from pathlib import Path
 from typing import Any
 
 
@@ -28,7 +29,29 @@ class McpClientError(Exception):
 
 
 class ConfigError(McpClientError):
-    """A config file or server entry is wrong; the message names what to fix."""
+    """A config file or server entry is wrong.
+
+    ``message`` says what to fix (naming the field as written, e.g. ``'url' must ...``);
+    ``file``, ``server`` and ``field`` say where, when known, so a caller can word it as it
+    needs. ``str()`` is the whole of it: ``FILE: server 'NAME': MESSAGE``.
+    """
+
+    def __init__(
+        self,
+        message: str,
+        *,
+        file: Path | None = None,
+        server: str | None = None,
+        field: str | None = None,
+    ) -> None:
+        self.message = message
+        self.file = file
+        self.server = server
+        self.field = field
+        where = [] if file is None else [str(file)]
+        if server is not None:
+            where.append(f"server '{server}'")
+        super().__init__(": ".join([*where, message]))
 
 
 class TransportError(McpClientError):

@@ -105,14 +105,6 @@ def blob_bytes(contents: ResourceContents) -> bytes | None:
         return None
 
 
-def contents_bytes(contents: ResourceContents) -> bytes:
-    """What the contents hold as bytes: text as UTF-8, a blob decoded."""
-    text = contents.get("text")
-    if isinstance(text, str):
-        return text.encode()
-    return blob_bytes(contents) or b""
-
-
 def describe_blob(contents: ResourceContents) -> str:
     """``[binary resource URI: TYPE, SIZE]``: a blob for a reader who cannot use its bytes."""
     mime = contents.get("mimeType") or "unknown type"
@@ -198,7 +190,6 @@ def expand_template(template: str, values: dict[str, str]) -> str:
 
 __all__ = [
     "blob_bytes",
-    "contents_bytes",
     "contents_text",
     "decoded_text",
     "describe_blob",

@@ -761,6 +761,56 @@ async def test_the_server_stream_reconnects_with_last_event_id_and_stops_on_405(
     assert [g.headers.get("last-event-id") for g in gets] == [None, "g-1"]
 
 
+class IdleTimeoutPeer(McpPeer):
+    """Behind a proxy with an idle timeout: each quiet GET stream is cut, cleanly, after
+    `lifetime` seconds; the stream after `quiet` such cuts brings a tools/list_changed."""
+
+    def __init__(self, *, quiet: int, lifetime: float) -> None:
+        super().__init__()
+        self.quiet = quiet
+        self.lifetime = lifetime
+
+    async def on_get(self, seen: Seen, reply: Reply) -> None:
+        await reply.open_sse()
+        if len(self.requests("GET")) <= self.quiet:
+            await asyncio.sleep(self.lifetime)  # the stream's life, until the proxy cuts it
+            await reply.end()
+            return
+        await reply.event({"jsonrpc": "2.0", "method": "notifications/tools/list_changed"})
+        await asyncio.Event().wait()  # held until the client hangs up
+
+
+async def test_quiet_server_streams_cut_by_an_idle_timeout_are_reopened_for_as_long_as_they_last(
+    connect: Connect, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # Scaled down: "healthy" from 0.1 s, streams cut after 0.3 s, reconnects at once.
+    monkeypatch.setattr(http, "HEALTHY_STREAM_S", 0.1)
+    monkeypatch.setattr(http, "DEFAULT_RETRY_S", 0.01)
+    monkeypatch.setattr(http, "LISTEN_MIN_RECONNECT_S", 0.01)
+    changed = asyncio.Event()
+    async with IdleTimeoutPeer(quiet=5, lifetime=0.3) as peer:
+        client = await connect(peer.url, protocol_version=HANDSHAKE, on_tools_changed=changed.set)
+        async with asyncio.timeout(10):
+            await changed.wait()  # more than MAX_LISTEN_ATTEMPTS clean ends, still listening
+        assert len(peer.requests("GET")) == 6
+        listener = client.session._listener
+        assert listener is not None and not listener.done()
+
+
+async def test_server_streams_that_end_at_once_are_given_up_after_three(
+    connect: Connect, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setattr(http, "DEFAULT_RETRY_S", 0.01)
+    monkeypatch.setattr(http, "LISTEN_MIN_RECONNECT_S", 0.01)
+    async with IdleTimeoutPeer(quiet=5, lifetime=0) as peer:
+        client = await connect(peer.url, protocol_version=HANDSHAKE)
+        listener = client.session._listener
+        assert listener is not None
+        async with asyncio.timeout(5):
+            await asyncio.wait({listener})
+        assert len(peer.requests("GET")) == http.MAX_LISTEN_ATTEMPTS
+
+
 # -- connection failures ---------------------------------------------------------------
 
 

@@ -36,7 +36,32 @@ _DECODER = json.JSONDecoder()
 
 
 class ConfigEditError(ConfigError):
-    """A config file cannot be edited safely; the message names the file (and line)."""
+    """A config file cannot be edited safely.
+
+    ``message`` says what is wrong with ``file`` (at ``line``:``column``, for bad JSON);
+    ``str()`` ends with ``consequence``, what that means for the command that met it
+    (``"; nothing was changed"``); `reason` is the text without it, for a caller that
+    goes on without this file.
+    """
+
+    def __init__(
+        self,
+        message: str,
+        *,
+        file: Path | None = None,
+        line: int | None = None,
+        column: int | None = None,
+        consequence: str = "",
+    ) -> None:
+        super().__init__(message, file=file)
+        self.line = line
+        self.column = column
+        self.consequence = consequence
+        where = "" if file is None else f"{file}: "
+        if file is not None and line is not None:
+            where = f"{file}:{line}:{column}: "
+        self.reason = where + message
+        self.args = (self.reason + consequence,)
 
 
 @contextlib.contextmanager
@@ -136,12 +161,14 @@ class ConfigFile:
         except FileNotFoundError:
             return cls(path, "", exists=False)
         except OSError as exc:
-            raise ConfigEditError(f"{path}: cannot read it: {exc.strerror or exc}") from None
+            raise ConfigEditError(f"cannot read it: {exc.strerror or exc}", file=path) from None
         try:
             text = raw.decode("utf-8")
         except UnicodeDecodeError as exc:
             raise ConfigEditError(
-                f"{path}: not UTF-8 text (byte {exc.start}); fix or move it, nothing was changed"
+                f"not UTF-8 text (byte {exc.start}); fix or move it",
+                file=path,
+                consequence=", nothing was changed",
             ) from None
         return cls(path, text, exists=True)
 
@@ -154,17 +181,24 @@ class ConfigFile:
             ) from None
         except json.JSONDecodeError as exc:
             raise ConfigEditError(
-                f"{self.path}:{exc.lineno}:{exc.colno}: not valid JSON ({exc.msg} at line "
-                f"{exc.lineno}, column {exc.colno}); fix it first, nothing was changed"
+                f"not valid JSON ({exc.msg} at line {exc.lineno}, column {exc.colno})",
+                file=self.path,
+                line=exc.lineno,
+                column=exc.colno,
+                consequence="; fix it first, nothing was changed",
             ) from None
         if not isinstance(data, dict):
             raise ConfigEditError(
-                f"{self.path}: must hold a JSON object ({{...}}); nothing was changed"
+                "must hold a JSON object ({...})",
+                file=self.path,
+                consequence="; nothing was changed",
             )
         servers = data.get(SERVERS_KEY)
         if servers is not None and not isinstance(servers, dict):
             raise ConfigEditError(
-                f"{self.path}: '{SERVERS_KEY}' must be an object; fix it first, nothing was changed"
+                f"'{SERVERS_KEY}' must be an object",
+                file=self.path,
+                consequence="; fix it first, nothing was changed",
             )
         self.data = data
 

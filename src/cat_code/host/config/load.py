@@ -27,19 +27,12 @@ from cat_code.host.config.masking import VARIABLE, masked_target, shown_command
 from cat_code.host.home import cat_code_home
 from cat_code.mcp.errors import ConfigError
 from cat_code.mcp.files import JsonTooDeep, parse_json
+from cat_code.mcp.versions import PROTOCOL_VERSIONS
 
 if TYPE_CHECKING:  # imported when an entry has an ``oauth`` block: stdio runs never load it
     from cat_code.mcp.auth.types import OAuthSettings
 
 TRANSPORT_TYPES: tuple[str, ...] = ("stdio", "http", "sse")
-#: What an entry's ``protocolVersion`` may pin (the stateless era first, then handshake).
-PROTOCOL_VERSIONS: tuple[str, ...] = (
-    "2026-07-28",
-    "2025-11-25",
-    "2025-06-18",
-    "2025-03-26",
-    "2024-11-05",
-)
 DEFAULT_REQUEST_TIMEOUT_MS = 30_000
 DEFAULT_STARTUP_TIMEOUT_MS = 30_000
 
@@ -268,23 +261,37 @@ def _read_file(path: Path, warnings: list[str]) -> dict[str, Any] | None:
     return servers
 
 
+@dataclass(frozen=True, slots=True)
+class _Where:
+    """The entry being parsed: what its errors and warnings name."""
+
+    source: Path
+    name: str
+
+    def __str__(self) -> str:
+        return f"{self.source}: server '{self.name}'"
+
+    def error(self, message: str, *, field: str | None = None) -> ConfigError:
+        return ConfigError(message, file=self.source, server=self.name, field=field)
+
+
 def parse_entry(
     name: str, raw: Any, *, source: Path, environ: Mapping[str, str] | None = None
 ) -> ServerConfig:
     """Validate and expand one ``mcpServers`` entry; raise `ConfigError` naming the fault."""
     env = os.environ if environ is None else environ
-    where = f"{source}: server '{name}'"
+    where = _Where(source, name)
     if not isinstance(raw, dict):
-        raise ConfigError(f"{where}: entry must be an object, not {_json_type(raw)}")
+        raise where.error(f"entry must be an object, not {_json_type(raw)}")
     if not name:
-        raise ConfigError(f"{source}: a server has an empty name")
+        raise ConfigError("a server has an empty name", file=source)
 
     def get_str(key: str) -> str | None:
         value = raw.get(key)
         if value is None:
             return None
         if not isinstance(value, str):
-            raise ConfigError(f"{where}: '{key}' must be a string, not {_json_type(value)}")
+            raise where.error(f"'{key}' must be a string, not {_json_type(value)}", field=f"{key}")
         return _expand(value, env, where, key)
 
     def get_map(key: str) -> dict[str, str]:
@@ -292,11 +299,13 @@ def parse_entry(
         if value is None:
             return {}
         if not isinstance(value, dict):
-            raise ConfigError(f"{where}: '{key}' must be an object, not {_json_type(value)}")
+            raise where.error(f"'{key}' must be an object, not {_json_type(value)}", field=f"{key}")
         out: dict[str, str] = {}
         for k, v in value.items():
             if isinstance(v, bool) or not isinstance(v, str | int | float):
-                raise ConfigError(f"{where}: '{key}.{k}' must be a string, not {_json_type(v)}")
+                raise where.error(
+                    f"'{key}.{k}' must be a string, not {_json_type(v)}", field=f"{key}.{k}"
+                )
             out[k] = _expand(str(v), env, where, f"{key}.{k}")
         return out
 
@@ -307,7 +316,7 @@ def parse_entry(
             or not isinstance(value, int | float)
             or not 0 < value < math.inf  # also refuses NaN, which json reads too
         ):
-            raise ConfigError(f"{where}: '{key}' must be a positive number of milliseconds")
+            raise where.error(f"'{key}' must be a positive number of milliseconds", field=f"{key}")
         return float(value) / 1000
 
     unknown = sorted(set(raw) - _KNOWN_FIELDS)
@@ -323,53 +332,62 @@ def parse_entry(
         elif url is not None:
             kind = "http"
         else:
-            raise ConfigError(f"{where}: needs either 'command' (stdio) or 'url' (http)")
+            raise where.error("needs either 'command' (stdio) or 'url' (http)")
     elif not isinstance(declared, str):
-        raise ConfigError(f"{where}: 'type' must be a string, not {_json_type(declared)}")
+        raise where.error(f"'type' must be a string, not {_json_type(declared)}", field="type")
     else:
         kind = "http" if declared in ("streamable-http", "streamableHttp") else declared
         if kind not in TRANSPORT_TYPES:
-            raise ConfigError(f"{where}: unknown 'type' {declared!r} (expected stdio, http or sse)")
+            raise where.error(
+                f"unknown 'type' {declared!r} (expected stdio, http or sse)", field="type"
+            )
     if kind == "stdio" and not command:
-        raise ConfigError(f"{where}: type stdio needs a 'command'")
+        raise where.error("type stdio needs a 'command'", field="command")
     if kind in ("http", "sse"):
         if not url:
-            raise ConfigError(f"{where}: type {kind} needs a 'url'")
+            raise where.error(f"type {kind} needs a 'url'", field="url")
         if not url.startswith(("http://", "https://")):
-            raise ConfigError(f"{where}: 'url' must start with http:// or https://, got {url!r}")
+            raise where.error(
+                f"'url' must start with http:// or https://, got {url!r}", field="url"
+            )
 
     raw_args = raw.get("args")
     if raw_args is None:  # like every other optional field, null means absent
         raw_args = []
     if not isinstance(raw_args, list):
-        raise ConfigError(
-            f"{where}: 'args' must be an array of strings, not {_json_type(raw_args)}"
+        raise where.error(
+            f"'args' must be an array of strings, not {_json_type(raw_args)}", field="args"
         )
     args: list[str] = []
     for i, arg in enumerate(raw_args):
         if isinstance(arg, bool) or not isinstance(arg, str | int | float):
-            raise ConfigError(f"{where}: 'args[{i}]' must be a string, not {_json_type(arg)}")
+            raise where.error(
+                f"'args[{i}]' must be a string, not {_json_type(arg)}", field=f"args[{i}]"
+            )
         args.append(_expand(str(arg), env, where, f"args[{i}]"))
 
     disabled = raw.get("disabled", False)
     if not isinstance(disabled, bool):
-        raise ConfigError(f"{where}: 'disabled' must be true or false")
+        raise where.error("'disabled' must be true or false", field="disabled")
     always_load = raw.get("alwaysLoad", False)
     if not isinstance(always_load, bool):
-        raise ConfigError(f"{where}: 'alwaysLoad' must be true or false")
+        raise where.error("'alwaysLoad' must be true or false", field="alwaysLoad")
 
     def get_names(key: str) -> tuple[str, ...] | None:
         value = raw.get(key)
         if value is None:
             return None
         if not isinstance(value, list):
-            raise ConfigError(
-                f"{where}: '{key}' must be an array of tool names or globs, not {_json_type(value)}"
+            raise where.error(
+                f"'{key}' must be an array of tool names or globs, not {_json_type(value)}",
+                field=key,
             )
         for i, item in enumerate(value):
             if not isinstance(item, str) or not item:
                 got = _json_type(item) if item != "" else "an empty string"
-                raise ConfigError(f"{where}: '{key}[{i}]' must be a non-empty string, not {got}")
+                raise where.error(
+                    f"'{key}[{i}]' must be a non-empty string, not {got}", field=f"{key}[{i}]"
+                )
         return tuple(value)
 
     include_tools = get_names("includeTools")
@@ -378,7 +396,9 @@ def parse_entry(
     if max_output is not None and (
         isinstance(max_output, bool) or not isinstance(max_output, int) or max_output <= 0
     ):
-        raise ConfigError(f"{where}: 'maxOutputTokens' must be a positive whole number")
+        raise where.error(
+            "'maxOutputTokens' must be a positive whole number", field="maxOutputTokens"
+        )
 
     # Every field is checked whatever the transport, in this order, as it always was: an
     # entry that names an unusable field fails even if its transport would not use it.
@@ -398,9 +418,10 @@ def parse_entry(
     oauth = _parse_oauth(raw.get("oauth"), env, where, cwd=Path.cwd())
     protocol_version = get_str("protocolVersion")
     if protocol_version is not None and protocol_version not in PROTOCOL_VERSIONS:
-        raise ConfigError(
-            f"{where}: unknown 'protocolVersion' {protocol_version!r} "
-            f"(expected one of {', '.join(PROTOCOL_VERSIONS)})"
+        raise where.error(
+            f"unknown 'protocolVersion' {protocol_version!r} "
+            f"(expected one of {', '.join(PROTOCOL_VERSIONS)})",
+            field="protocolVersion",
         )
     if kind == "stdio":
         assert command  # checked above; tells the type checker too
@@ -453,7 +474,7 @@ _GRANT_TYPES = ("authorization_code", "client_credentials")
 
 
 def _parse_oauth(
-    raw: Any, environ: Mapping[str, str], where: str, *, cwd: Path
+    raw: Any, environ: Mapping[str, str], where: _Where, *, cwd: Path
 ) -> OAuthSettings | None:
     """An entry's ``oauth`` block; `ConfigError` naming the ``oauth.<field>`` at fault."""
     if raw is None:
@@ -461,7 +482,7 @@ def _parse_oauth(
     from cat_code.mcp.auth.types import OAuthSettings
 
     if not isinstance(raw, dict):
-        raise ConfigError(f"{where}: 'oauth' must be an object, not {_json_type(raw)}")
+        raise where.error(f"'oauth' must be an object, not {_json_type(raw)}", field="oauth")
     unknown = sorted(set(raw) - _OAUTH_FIELDS)
     if unknown:
         logger.warning("%s: ignoring unknown field(s) %s in 'oauth'", where, ", ".join(unknown))
@@ -471,23 +492,29 @@ def _parse_oauth(
         if value is None:
             return None
         if not isinstance(value, str):
-            raise ConfigError(f"{where}: 'oauth.{key}' must be a string, not {_json_type(value)}")
+            raise where.error(
+                f"'oauth.{key}' must be a string, not {_json_type(value)}", field=f"oauth.{key}"
+            )
         return _expand(value, environ, where, f"oauth.{key}") or None
 
     port = raw.get("callbackPort")
     if port is not None and (
         isinstance(port, bool) or not isinstance(port, int) or not 0 < port < 65536
     ):
-        raise ConfigError(f"{where}: 'oauth.callbackPort' must be a port number (1-65535)")
+        raise where.error(
+            "'oauth.callbackPort' must be a port number (1-65535)", field="oauth.callbackPort"
+        )
     grant = get_str("grantType") or "authorization_code"
     if grant not in _GRANT_TYPES:
-        raise ConfigError(
-            f"{where}: 'oauth.grantType' must be authorization_code or client_credentials, "
-            f"not {grant!r}"
+        raise where.error(
+            f"'oauth.grantType' must be authorization_code or client_credentials, not {grant!r}",
+            field="oauth.grantType",
         )
     metadata_url = get_str("clientMetadataUrl")
     if metadata_url is not None and not metadata_url.startswith("https://"):
-        raise ConfigError(f"{where}: 'oauth.clientMetadataUrl' must be an https:// URL")
+        raise where.error(
+            "'oauth.clientMetadataUrl' must be an https:// URL", field="oauth.clientMetadataUrl"
+        )
     key_pem = None
     key_file = get_str("privateKeyFile")
     if key_file is not None:
@@ -496,17 +523,21 @@ def _parse_oauth(
             key_pem = key_path.read_text(encoding="utf-8")
         except (OSError, UnicodeDecodeError) as exc:
             reason = exc.strerror if isinstance(exc, OSError) and exc.strerror else str(exc)
-            raise ConfigError(
-                f"{where}: 'oauth.privateKeyFile': cannot read {key_file}: {reason}"
+            raise where.error(
+                f"'oauth.privateKeyFile': cannot read {key_file}: {reason}",
+                field="oauth.privateKeyFile",
             ) from None
         if "-----BEGIN" not in key_pem:
-            raise ConfigError(f"{where}: 'oauth.privateKeyFile': {key_file} is not a PEM key")
+            raise where.error(
+                f"'oauth.privateKeyFile': {key_file} is not a PEM key", field="oauth.privateKeyFile"
+            )
     client_id = get_str("clientId")
     client_secret = get_str("clientSecret")
     if grant == "client_credentials" and (client_id is None or not (client_secret or key_pem)):
-        raise ConfigError(
-            f"{where}: 'oauth.grantType' client_credentials needs 'oauth.clientId' and "
-            "'oauth.clientSecret' or 'oauth.privateKeyFile'"
+        raise where.error(
+            "'oauth.grantType' client_credentials needs 'oauth.clientId' and "
+            "'oauth.clientSecret' or 'oauth.privateKeyFile'",
+            field="oauth.grantType",
         )
     return OAuthSettings(
         client_id=client_id,
@@ -519,7 +550,7 @@ def _parse_oauth(
     )
 
 
-def _expand(value: str, environ: Mapping[str, str], where: str, key: str) -> str:
+def _expand(value: str, environ: Mapping[str, str], where: _Where, key: str) -> str:
     def replace(match: re.Match[str]) -> str:
         var, default = match.group(1), match.group(2)
         found = environ.get(var)
@@ -527,9 +558,7 @@ def _expand(value: str, environ: Mapping[str, str], where: str, key: str) -> str
             return found
         if default is not None:
             return default
-        raise ConfigError(
-            f"{where}: '{key}' uses ${{{var}}}, which is not set (and has no default)"
-        )
+        raise where.error(f"'{key}' uses ${{{var}}}, which is not set (and has no default)")
 
     return VARIABLE.sub(replace, value) if "${" in value else value
 

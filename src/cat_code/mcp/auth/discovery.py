@@ -22,7 +22,7 @@ import httpx2
 
 from cat_code.mcp.auth._http import json_object, send, where
 from cat_code.mcp.auth.types import AuthorizationFailed
-from cat_code.mcp.session import LATEST_HANDSHAKE_VERSION
+from cat_code.mcp.versions import LATEST_HANDSHAKE_VERSION
 
 logger = logging.getLogger(__name__)
 

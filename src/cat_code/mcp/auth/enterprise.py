@@ -7,6 +7,11 @@ JWT bearer grant (RFC 7523 §2.1) from the configured client.
 Invariants: the ID-JAG's ``audience`` is the authorization server's issuer and its
 ``resource`` the PRM's value, byte for byte, on both requests; neither the ID token nor the
 ID-JAG reaches a log line or an error.
+
+A library feature, not an ``mcp.json`` one: a program that holds the user's ID token (its
+own SSO sign-in) passes ``OAuthSettings(grant_type="id_jag", idp_...)`` to `McpAuth`.
+cat-code itself has no identity-provider sign-in to get that token from, and an ID token
+lives about an hour, so an entry's ``oauth`` block does not offer this grant.
 """
 
 from __future__ import annotations

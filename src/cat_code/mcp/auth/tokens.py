@@ -12,7 +12,6 @@ code, never a token, code, verifier, secret or assertion. Answers are read lenie
 from __future__ import annotations
 
 import base64
-import json
 import logging
 import time
 import uuid
@@ -76,41 +75,32 @@ def client_auth(
     return {}
 
 
-def _b64url(data: bytes) -> str:
-    return base64.urlsafe_b64encode(data).rstrip(b"=").decode()
-
-
 def client_assertion(
     client_id: str, audience: str, private_key_pem: str, algorithm: str | None = None
 ) -> str:
-    """An RFC 7523 client assertion: ``iss`` = ``sub`` = the client, ``aud`` = the issuer."""
-    # Imported here: only private_key_jwt needs it, and it is a heavy import.
-    from cryptography.hazmat.primitives import hashes, serialization
-    from cryptography.hazmat.primitives.asymmetric import ec, padding, rsa
-    from cryptography.hazmat.primitives.asymmetric.utils import decode_dss_signature
+    """An RFC 7523 client assertion: ``iss`` = ``sub`` = the client, ``aud`` = the issuer,
+    signed by PyJWT with the algorithm the key calls for (or the one configured, if it fits)."""
+    # Imported here: only private_key_jwt needs them, and they are heavy imports.
+    import jwt
+    from cryptography.hazmat.primitives import serialization
+    from cryptography.hazmat.primitives.asymmetric import ec, rsa
 
     try:
         key = serialization.load_pem_private_key(private_key_pem.encode(), password=None)
     except (ValueError, TypeError) as exc:
         raise AuthorizationFailed("the private key for private_key_jwt cannot be read") from exc
     if isinstance(key, ec.EllipticCurvePrivateKey):
-        size = (key.curve.key_size + 7) // 8
         curve_alg = {256: "ES256", 384: "ES384", 521: "ES512"}.get(key.curve.key_size)
         alg = algorithm or curve_alg
-        hash_alg: hashes.HashAlgorithm = {"ES256": hashes.SHA256(), "ES384": hashes.SHA384()}.get(
-            alg or "", hashes.SHA512()
-        )
         if alg != curve_alg:
             raise AuthorizationFailed(f"{alg} does not go with an EC {key.curve.name} key")
     elif isinstance(key, rsa.RSAPrivateKey):
         alg = algorithm or "RS256"
         if alg not in ("RS256", "RS384", "RS512"):
             raise AuthorizationFailed(f"{alg} does not go with an RSA key")
-        hash_alg = {"RS256": hashes.SHA256(), "RS384": hashes.SHA384()}.get(alg, hashes.SHA512())
     else:
         raise AuthorizationFailed("private_key_jwt takes an EC or RSA private key")
     now = int(time.time())
-    header = {"alg": alg, "typ": "JWT"}
     claims = {
         "iss": client_id,
         "sub": client_id,
@@ -119,15 +109,7 @@ def client_assertion(
         "iat": now,
         "exp": now + ASSERTION_LIFETIME_S,
     }
-    signing_input = ".".join(
-        _b64url(json.dumps(part, separators=(",", ":")).encode()) for part in (header, claims)
-    ).encode()
-    if isinstance(key, ec.EllipticCurvePrivateKey):
-        r, s = decode_dss_signature(key.sign(signing_input, ec.ECDSA(hash_alg)))
-        signature = r.to_bytes(size, "big") + s.to_bytes(size, "big")
-    else:
-        signature = key.sign(signing_input, padding.PKCS1v15(), hash_alg)
-    return signing_input.decode() + "." + _b64url(signature)
+    return jwt.encode(claims, key, algorithm=alg, headers={"typ": "JWT"})
 
 
 async def token_request(

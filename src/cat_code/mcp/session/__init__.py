@@ -14,13 +14,8 @@ from __future__ import annotations
 from typing import Any, Literal, Protocol
 
 from cat_code.mcp.errors import HttpStatusError
-from cat_code.mcp.session.handshake import (
-    CLIENT_INFO,
-    LATEST_HANDSHAKE_VERSION,
-    SUPPORTED_VERSIONS,
-    HandshakeSession,
-)
-from cat_code.mcp.session.modern import MODERN_VERSION, MODERN_VERSIONS, StatelessSession
+from cat_code.mcp.session.handshake import CLIENT_INFO, HandshakeSession
+from cat_code.mcp.session.modern import StatelessSession
 from cat_code.mcp.transports.base import JsonObject, RequestContext, Transport
 
 Era = Literal["handshake", "modern"]
@@ -83,10 +78,6 @@ class Session(Protocol):
 
 __all__ = [
     "CLIENT_INFO",
-    "LATEST_HANDSHAKE_VERSION",
-    "MODERN_VERSION",
-    "MODERN_VERSIONS",
-    "SUPPORTED_VERSIONS",
     "Era",
     "HandshakeSession",
     "Link",

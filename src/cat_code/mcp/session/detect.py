@@ -2,11 +2,15 @@
 
 In order: an entry's pinned ``protocolVersion`` decides without a word on the wire; a
 verdict remembered in ``$CAT_CODE_HOME/eras.json`` sends a handshake server straight to
-``initialize`` (re-probed if that stops working); otherwise ``server/discover`` at our
-modern version is the probe, bounded by `PROBE_TIMEOUT_S`. A DiscoverResult, or one of the
-modern errors (-32020/-32021/-32022, over HTTP in a 400's body), means modern; any other
-error, an HTTP status, or silence means handshake — never keyed on one error code. The
-handshake session keeps its own legacy HTTP+SSE fallback after that.
+``initialize``; otherwise ``server/discover`` at our modern version is the probe, bounded
+by `PROBE_TIMEOUT_S` over stdio. A DiscoverResult, or one of the modern errors
+(-32020/-32021/-32022, over HTTP in a 400's body), means modern; any other error, an HTTP
+status, or silence means handshake — never keyed on one error code. A remembered verdict
+is only a first guess, never a reason to wait longer: the same command may speak the other
+era next run, so a remembered handshake that is refused is forgotten and probed again, and
+a server remembered as modern gets the same bounded probe as a new one (a modern server
+that answers it late refuses ``initialize``, and is asked again, patiently). The handshake
+session keeps its own legacy HTTP+SSE fallback after that.
 """
 
 from __future__ import annotations
@@ -31,14 +35,14 @@ from cat_code.mcp.errors import (
 )
 from cat_code.mcp.files import PRIVATE_FILE_MODE, atomic_write
 from cat_code.mcp.session import Link, Session
-from cat_code.mcp.session.handshake import SUPPORTED_VERSIONS, HandshakeSession
+from cat_code.mcp.session.handshake import HandshakeSession
 from cat_code.mcp.session.modern import (
     MODERN_ERRORS,
-    MODERN_VERSIONS,
     UNSUPPORTED_VERSION,
     StatelessSession,
 )
 from cat_code.mcp.transports.base import Transport
+from cat_code.mcp.versions import HANDSHAKE_VERSIONS, MODERN_VERSIONS, PROTOCOL_VERSIONS
 
 logger = logging.getLogger(__name__)
 
@@ -129,9 +133,10 @@ async def open_session(
             if memory is not None:
                 memory.forget(key)
     # Over HTTP the probe is an ordinary request (bounded by the startup timeout), and may
-    # carry a whole browser sign-in; a server remembered as modern gets the time it needs.
-    patient = http or remembered == "modern"
-    modern = await _probe(link, capabilities, http, timeout=None if patient else PROBE_TIMEOUT_S)
+    # carry a whole browser sign-in. Over stdio it is bounded even for a server remembered
+    # as modern: waiting on that verdict would hang a server that now speaks the handshake
+    # era and ignores unknown methods until the startup timeout, run after run.
+    modern = await _probe(link, capabilities, http, timeout=None if http else PROBE_TIMEOUT_S)
     if modern is None:
         handshake = HandshakeSession(fallback=fallback)
         adopt(handshake)
@@ -205,11 +210,11 @@ async def _probe(
             mutual = session.mutual_version({"supported": supported})
             if mutual is None:
                 if isinstance(supported, list) and not any(
-                    v in SUPPORTED_VERSIONS for v in supported
+                    v in HANDSHAKE_VERSIONS for v in supported
                 ):
                     raise ConnectError(
                         f"the server speaks protocol versions {supported}; cat-code speaks "
-                        f"{', '.join(MODERN_VERSIONS + SUPPORTED_VERSIONS)}"
+                        f"{', '.join(PROTOCOL_VERSIONS)}"
                     )
                 return _verdict(link, None, "server/discover names no modern version we speak")
             session.use_version(mutual)
@@ -220,11 +225,11 @@ async def _probe(
         mutual = session.mutual_version(data)
         if mutual is None:
             supported = data.get("supported") if isinstance(data, dict) else None
-            if isinstance(supported, list) and any(v in SUPPORTED_VERSIONS for v in supported):
+            if isinstance(supported, list) and any(v in HANDSHAKE_VERSIONS for v in supported):
                 return _verdict(link, None, "-32022 names only handshake versions")
             raise ConnectError(
                 f"the server supports protocol versions {supported!r:.200}; cat-code speaks "
-                f"{', '.join(MODERN_VERSIONS)} (modern) and {', '.join(SUPPORTED_VERSIONS)}"
+                f"{', '.join(MODERN_VERSIONS)} (modern) and {', '.join(HANDSHAKE_VERSIONS)}"
             )
         session.use_version(mutual)
     return _verdict(link, session, "-32022 twice; going on at the version it named")

@@ -28,15 +28,18 @@ from cat_code.mcp.errors import (
     ProtocolError,
 )
 from cat_code.mcp.transports.base import NO_CONTEXT, JsonObject, RequestContext, Transport
-from cat_code.mcp.versions import CLIENT_NAME, CLIENT_VERSION
+from cat_code.mcp.versions import (
+    CLIENT_NAME,
+    CLIENT_VERSION,
+    HANDSHAKE_VERSIONS,
+    LATEST_HANDSHAKE_VERSION,
+)
 
 if TYPE_CHECKING:
     from cat_code.mcp.session import Link
 
 logger = logging.getLogger(__name__)
 
-LATEST_HANDSHAKE_VERSION = "2025-11-25"
-SUPPORTED_VERSIONS = ("2025-11-25", "2025-06-18", "2025-03-26", "2024-11-05")
 CLIENT_INFO = {"name": CLIENT_NAME, "title": CLIENT_NAME, "version": CLIENT_VERSION}
 SESSION_HEADER = "mcp-session-id"
 VERSION_HEADER = "mcp-protocol-version"
@@ -139,7 +142,7 @@ class HandshakeSession:
         if not isinstance(result, dict):
             raise ProtocolError("initialize result is not an object")
         version = result.get("protocolVersion")
-        if version not in SUPPORTED_VERSIONS:
+        if version not in HANDSHAKE_VERSIONS:
             raise ProtocolError(f"unsupported protocol version {version}")
         self.version = version
         info = result.get("serverInfo")
@@ -257,4 +260,4 @@ def _modern_refusal(exc: HttpStatusError) -> bool:
     return error is not None and error.get("code") in (-32020, -32021, -32022)
 
 
-__all__ = ["CLIENT_INFO", "LATEST_HANDSHAKE_VERSION", "SUPPORTED_VERSIONS", "HandshakeSession"]
+__all__ = ["CLIENT_INFO", "HandshakeSession"]

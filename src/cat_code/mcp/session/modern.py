@@ -18,21 +18,23 @@ import base64
 import contextlib
 import logging
 import re
-from collections.abc import Mapping
 from typing import TYPE_CHECKING, Any, Literal
 
 from cat_code.mcp.errors import AuthenticationRequired, HttpStatusError, McpError, ProtocolError
 from cat_code.mcp.session.handshake import CLIENT_INFO
-from cat_code.mcp.transports.base import NO_CONTEXT, JsonObject, RequestContext
+from cat_code.mcp.transports.base import (
+    HEALTHY_STREAM_S,
+    NO_CONTEXT,
+    JsonObject,
+    RequestContext,
+)
+from cat_code.mcp.versions import MODERN_VERSION, MODERN_VERSIONS
 
 if TYPE_CHECKING:
     from cat_code.mcp.session import Link
 
 logger = logging.getLogger(__name__)
 
-MODERN_VERSION = "2026-07-28"
-#: The stateless versions cat-code speaks, best first.
-MODERN_VERSIONS = (MODERN_VERSION,)
 META_VERSION = "io.modelcontextprotocol/protocolVersion"
 META_CAPABILITIES = "io.modelcontextprotocol/clientCapabilities"
 META_CLIENT_INFO = "io.modelcontextprotocol/clientInfo"
@@ -52,8 +54,6 @@ _TOKEN = re.compile(r"^[!#$%&'*+\-.^_`|~0-9A-Za-z]+$")
 _SENTINEL = re.compile(r"^=\?base64\?.*\?=$", re.DOTALL)
 #: How long a dropped ``subscriptions/listen`` waits before reopening: first, most.
 LISTEN_BACKOFF_S = (0.5, 30.0)
-#: A listen stream that lasted this long before it ended resets the backoff.
-LISTEN_HEALTHY_S = 10.0
 METHOD_NOT_FOUND = -32601
 #: Server capability → the ``subscriptions/listen`` flag for its list changes.
 _LIST_CHANGED = {
@@ -328,7 +328,7 @@ class StatelessSession:
             try:
                 await link.exchange("subscriptions/listen", params or {}, context)
                 logger.debug("%s: the server ended subscriptions/listen", link.name)
-                if loop.time() - opened >= LISTEN_HEALTHY_S:
+                if loop.time() - opened >= HEALTHY_STREAM_S:
                     delay = LISTEN_BACKOFF_S[0]  # it lasted: a fresh start, not a failure
             except asyncio.CancelledError:
                 raise
@@ -347,18 +347,8 @@ class StatelessSession:
             delay = min(delay * 2, cap)
 
 
-def modern_error_in(exc: HttpStatusError) -> Mapping[str, Any] | None:
-    """The JSON-RPC error an HTTP error answer carried, if it is one of the modern ones."""
-    error = exc.rpc_error
-    if error is not None and error.get("code") in MODERN_ERRORS:
-        return error
-    return None
-
-
 __all__ = [
     "MODERN_ERRORS",
-    "MODERN_VERSION",
-    "MODERN_VERSIONS",
     "StatelessSession",
     "header_value",
     "param_headers",

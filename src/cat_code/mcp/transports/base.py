@@ -34,6 +34,10 @@ TransportKind = Literal["stdio", "http", "sse"]
 #: Above it the request (HTTP) or the connection (stdio, legacy SSE) fails with an error
 #: naming the size, instead of memory growing without end.
 MAX_MESSAGE_BYTES = 256 * 1024 * 1024
+#: A long-lived server stream (the handshake era's GET, 2026-07-28's subscriptions/listen)
+#: that lasted this long before it ended was healthy, not a failure: a proxy's idle timeout
+#: ends quiet streams, and only streams that fail fast count towards giving up.
+HEALTHY_STREAM_S = 10.0
 
 _NO_HEADERS: Mapping[str, str] = {}
 

@@ -27,6 +27,7 @@ import httpx2
 
 from cat_code.mcp.errors import HttpStatusError, ProtocolError, TransportClosed, TransportError
 from cat_code.mcp.transports.base import (
+    HEALTHY_STREAM_S,
     NO_CONTEXT,
     CloseHandler,
     JsonObject,
@@ -53,7 +54,8 @@ logger = logging.getLogger(__name__)
 DEFAULT_RETRY_S = 1.0
 #: Resumption attempts in a row that bring no new event id before a request fails.
 MAX_RESUME_ATTEMPTS = 3
-#: GET-stream reconnects in a row that bring no new event before we stop listening.
+#: GET streams in a row that fail fast (no new event, ended before `HEALTHY_STREAM_S`)
+#: before we stop listening.
 MAX_LISTEN_ATTEMPTS = 3
 #: The GET stream never reconnects faster than this, whatever ``retry`` says.
 LISTEN_MIN_RECONNECT_S = 0.25
@@ -139,8 +141,10 @@ class StreamableHttpTransport:
         stream (404 or 400, or a 200 that is not an event stream), or once the transport
         is closed. Raises the `HttpStatusError` of a later 400 or 404 (the layer above may
         know why: an expired session), and a `TransportError` when `MAX_LISTEN_ATTEMPTS`
-        attempts in a row brought nothing.
+        attempts in a row failed fast: brought nothing and did not live `HEALTHY_STREAM_S`
+        (a quiet stream a proxy's idle timeout ends is reopened for as long as it lasts).
         """
+        loop = asyncio.get_running_loop()
         state = _StreamState()
         failures = 0
         problem = "the stream ended"
@@ -150,6 +154,7 @@ class StreamableHttpTransport:
             if state.last_event_id is not None:
                 headers["last-event-id"] = state.last_event_id
             before = state.events
+            lived = False
             try:
                 response = await self._http.send("GET", headers, what="the server stream GET")
             except TransportError as exc:
@@ -169,7 +174,11 @@ class StreamableHttpTransport:
                         )
                         return
                     if stream:
-                        await self._consume(response, None, state, "the server stream")
+                        opened = loop.time()
+                        try:
+                            await self._consume(response, None, state, "the server stream")
+                        finally:
+                            lived = loop.time() - opened >= HEALTHY_STREAM_S
                         problem = "the stream ended"
                     elif status in (400, 404):
                         raise await self._http.status_error(response, "the server stream GET")
@@ -182,9 +191,10 @@ class StreamableHttpTransport:
             first = False
             if self._http.closed:
                 return
-            # A stream that brought events and ended is a server "polling" us: reconnect
-            # for as long as it keeps doing so; only empty attempts count.
-            failures = 0 if state.events > before else failures + 1
+            # A stream that brought events and ended is a server "polling" us, one that
+            # lived a while was cut by an idle timeout: reconnect for as long as they keep
+            # doing so; only attempts that fail fast count.
+            failures = 0 if state.events > before or lived else failures + 1
             if failures >= MAX_LISTEN_ATTEMPTS:
                 raise TransportError(
                     f"the server stream of {public_url(self._http.url)} failed {failures} "

@@ -303,6 +303,14 @@ class HttpPipeline:
         The caller must ``aclose()`` the generator (``contextlib.aclosing``) so it never
         outlives the response.
         """
+        # httpx2's EventSource refuses two things, both as a bare SSEError: a content type
+        # other than text/event-stream, and an event above ``max_event_size``. The first is
+        # told apart here, before it reads, so an SSEError while reading is always the cap.
+        if mime_type(response) != "text/event-stream":
+            raise ProtocolError(
+                f"{self.name}: {what} is not an event stream "
+                f"(content type {mime_type(response) or 'none'!r})"
+            )
         response.encoding = SSE_ENCODING
         source = httpx2.EventSource(response, max_event_size=self.max_message_bytes)
         # EventSource.__aiter__ is an async generator typed as an iterator.
@@ -311,12 +319,10 @@ class HttpPipeline:
             async for event in events:
                 yield event
         except httpx2.SSEError as exc:
-            if "byte limit" in str(exc):
-                raise MessageTooLarge(
-                    f"an SSE event from {public_url(self.url)} ({what}) is larger than "
-                    f"{size_text(self.max_message_bytes)}, the most a single message may take"
-                ) from exc
-            raise ProtocolError(f"{self.name}: bad SSE stream: {exc}") from exc
+            raise MessageTooLarge(
+                f"an SSE event from {public_url(self.url)} ({what}) is larger than "
+                f"{size_text(self.max_message_bytes)}, the most a single message may take"
+            ) from exc
         finally:
             await events.aclose()
 

@@ -25,7 +25,6 @@ from __future__ import annotations
 
 import asyncio
 import atexit
-import contextlib
 import json
 import logging
 import os
@@ -55,6 +54,9 @@ from cat_code.mcp.transports.base import (
     ignore_message,
     size_text,
 )
+from cat_code.mcp.transports.process_group import group_gone as _group_gone
+from cat_code.mcp.transports.process_group import signal_group as _signal_group
+from cat_code.mcp.transports.process_group import wait_group_gone as _wait_group_gone
 
 if TYPE_CHECKING:
     from cat_code.mcp.transports.base import Transport
@@ -82,13 +84,6 @@ WRITE_HIGH_WATER = 4 * 1024 * 1024
 #: Lines written in one loop iteration go out together, in writes of about this size:
 #: few system calls, yet the server starts on the first ones while we prepare the rest.
 WRITE_BATCH_BYTES = 16 * 1024
-#: Waiting for a group to die: the first look again after this, then twice as long each
-#: time up to the cap (a group that dies at once is seen at once, a slow one costs little).
-_GROUP_POLL_FIRST_S = 0.01
-_GROUP_POLL_MAX_S = 0.2
-#: A group killpg still finds after this much waiting is scanned in /proc (on a thread):
-#: by then its members have had time to be reaped, so what remains may be zombies only.
-_GROUP_SCAN_AFTER_S = 0.05
 #: Compact separators: no embedded newline can appear, and fewer bytes to move. Built
 #: once (``json.dumps`` with options builds an encoder per call); no cycle check, as
 #: messages are built from JSON-decoded data, which cannot hold a cycle.
@@ -666,67 +661,6 @@ def _utf8(raw: bytes | memoryview) -> str | None:
 
 def _drop(data: bytes) -> None:
     """Stdout after the connection failed: still read, so the child never blocks on it."""
-
-
-def _signal_group(pgid: int, sig: signal.Signals) -> None:
-    with contextlib.suppress(ProcessLookupError, PermissionError):
-        os.killpg(pgid, sig)
-
-
-def _group_listed(pgid: int) -> bool:
-    """Whether the kernel still knows the group: cheap, but zombies count as members."""
-    try:
-        os.killpg(pgid, 0)
-    except ProcessLookupError:
-        return False
-    except PermissionError:
-        return True
-    return True
-
-
-def _group_has_live_member(pgid: int) -> bool:
-    """Whether any live (non-zombie) process is in the group. Reads all of /proc: call
-    it on a thread, and only for a group `_group_listed` still finds."""
-    # killpg also finds zombies nobody has reaped yet (e.g. under a container init that
-    # does not reap); /proc tells the live ones apart where it exists.
-    try:
-        entries = os.listdir("/proc")
-    except OSError:
-        return True
-    for entry in entries:
-        if not entry.isdigit():
-            continue
-        try:
-            with open(f"/proc/{entry}/stat", "rb") as f:
-                stat = f.read()
-        except OSError:
-            continue
-        # Fields after the parenthesised command name: state ppid pgrp ...
-        fields = stat[stat.rfind(b")") + 2 :].split()
-        if len(fields) > 2 and int(fields[2]) == pgid and fields[0] != b"Z":
-            return True
-    return False
-
-
-async def _group_gone(pgid: int) -> bool:
-    """Whether no live process is left in the group (a look, no waiting)."""
-    if not _group_listed(pgid):
-        return True
-    return not await asyncio.to_thread(_group_has_live_member, pgid)
-
-
-async def _wait_group_gone(pgid: int) -> None:
-    """Return once no live process is left in the group; the caller bounds the wait."""
-    delay = _GROUP_POLL_FIRST_S
-    waited = 0.0
-    while _group_listed(pgid):
-        if waited >= _GROUP_SCAN_AFTER_S and not await asyncio.to_thread(
-            _group_has_live_member, pgid
-        ):
-            return  # zombies only, which nobody may ever reap
-        await asyncio.sleep(delay)
-        waited += delay
-        delay = min(delay * 2, _GROUP_POLL_MAX_S)
 
 
 async def _within(waiting: Coroutine[Any, Any, Any], seconds: float) -> bool:
