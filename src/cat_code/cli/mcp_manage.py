@@ -25,7 +25,6 @@ import json
 import os
 import re
 import shlex
-import sys
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -49,6 +48,7 @@ from cat_code.host.config.masking import (
     shown_command,
 )
 from cat_code.host.home import cat_code_home
+from cat_code.host.safe_text import safe_json
 from cat_code.mcp.errors import ConfigError
 
 if TYPE_CHECKING:
@@ -127,7 +127,7 @@ def run_manage_command(args: argparse.Namespace) -> int:
 
 
 def _note(text: str) -> None:
-    sys.stderr.write(f"cat-code: note: {text}\n")
+    print_error(f"note: {text}")
 
 
 # -- add ----------------------------------------------------------------------------------
@@ -534,7 +534,7 @@ def _get(args: argparse.Namespace) -> int:
     else:
         target = mask_url(str(status.get("target") or ""))
     if args.json:
-        print_line(json.dumps({
+        print_line(safe_json({
             "name": name,
             "scope": place.scope,
             "file": str(place.path),
@@ -547,7 +547,7 @@ def _get(args: argparse.Namespace) -> int:
             "tools": [{"name": t.name, "tool": t.tool_name, "description": t.description}
                       for t in tools],
             "stderrTail": status.get("stderrTail", []),
-        }, indent=2, ensure_ascii=False))  # fmt: skip
+        }))  # fmt: skip
     else:
         print_line(_describe(name, place, masked, status, tools))
         for other, _ in holders[:-1]:
