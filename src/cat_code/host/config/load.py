@@ -23,7 +23,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any, Literal
 from urllib.parse import urlsplit
 
-from cat_code.host.config.masking import VARIABLE, masked_target, shown_command
+from cat_code.host.config.masking import VARIABLE, mask_url, masked_target, shown_command
 from cat_code.host.home import cat_code_home
 from cat_code.mcp.errors import ConfigError
 
@@ -332,7 +332,11 @@ def parse_entry(
         if not url:
             raise ConfigError(f"{where}: type {kind} needs a 'url'")
         if not url.startswith(("http://", "https://")):
-            raise ConfigError(f"{where}: 'url' must start with http:// or https://, got {url!r}")
+            # Quoted as written, masked: the expanded value may hold a ``${KEY}``'s secret.
+            written = mask_url(str(raw.get("url")))
+            raise ConfigError(
+                f"{where}: 'url' must start with http:// or https://, got {written!r}"
+            )
 
     raw_args = raw.get("args")
     if raw_args is None:  # like every other optional field, null means absent
