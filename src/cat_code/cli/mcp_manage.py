@@ -25,7 +25,6 @@ import json
 import os
 import re
 import shlex
-import sys
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -49,6 +48,7 @@ from cat_code.host.config.masking import (
     shown_command,
 )
 from cat_code.host.home import cat_code_home
+from cat_code.host.safe_text import safe_json
 from cat_code.mcp.errors import ConfigError
 from cat_code.mcp.files import same_file
 
@@ -128,7 +128,7 @@ def run_manage_command(args: argparse.Namespace) -> int:
 
 
 def _note(text: str) -> None:
-    sys.stderr.write(f"cat-code: note: {text}\n")
+    print_error(f"note: {text}")
 
 
 # -- add ----------------------------------------------------------------------------------
@@ -569,7 +569,7 @@ def _get(args: argparse.Namespace) -> int:
     else:
         target = mask_url(str(status.get("target") or ""))
     if args.json:
-        print_line(json.dumps({
+        print_line(safe_json({
             "name": name,
             "scope": place.scope,
             "file": str(place.path),
@@ -582,7 +582,7 @@ def _get(args: argparse.Namespace) -> int:
             "tools": [{"name": t.name, "tool": t.tool_name, "description": t.description}
                       for t in tools],
             "stderrTail": status.get("stderrTail", []),
-        }, indent=2, ensure_ascii=False))  # fmt: skip
+        }))  # fmt: skip
     else:
         print_line(_describe(name, place, masked, status, tools))
         for other, _ in holders[:-1]:

@@ -5,7 +5,8 @@ closes them on every path (signals included, `cat_code.host.shutdown`). Exit cod
 success, 1 when a server failed (to connect, to list, to read), 2 on a usage error (an
 unknown server, named with those configured). ``read`` writes a resource as it is: text
 (with a final newline added if it lacks one), a blob's decoded bytes, exact, when stdout
-is not a terminal (on a terminal it says the type and size instead, and how to save it);
+is not a terminal (on a terminal it says the type and size instead, and how to save it,
+and text is shown through `safe_text`: control characters escaped);
 ``--json`` prints the wire contents.
 """
 
@@ -13,7 +14,6 @@ from __future__ import annotations
 
 import argparse
 import asyncio
-import json
 import sys
 from typing import Any
 
@@ -23,6 +23,7 @@ from cat_code.host.config.load import McpConfig, only_servers
 from cat_code.host.pool import McpPool
 from cat_code.host.prompts import command_names
 from cat_code.host.resource_tools import read_failure
+from cat_code.host.safe_text import safe_json, safe_text
 from cat_code.host.shutdown import run_until_signal
 from cat_code.host.status import format_prompts, format_resources
 from cat_code.mcp.resources import blob_bytes, contents_text, decoded_text, describe_blob
@@ -85,7 +86,7 @@ async def _resources(pool: McpPool, *, as_json: bool) -> int:
             "resources": [{"server": s, **r} for s, r in resources.items],
             "resourceTemplates": [{"server": s, **t} for s, t in templates.items],
         }
-        print_line(json.dumps(document, indent=2, ensure_ascii=False))
+        print_line(safe_json(document))
     else:
         print_line(format_resources(resources.items, templates.items))
     return EXIT_FAILED if failed else EXIT_OK
@@ -104,14 +105,15 @@ async def _read(pool: McpPool, server: str, uri: str, *, as_json: bool) -> int:
         print_error(read_failure(server, uri, exc))
         return EXIT_FAILED
     if as_json:
-        print_line(json.dumps(result, indent=2, ensure_ascii=False))
+        print_line(safe_json(result))
         return EXIT_OK
     terminal = sys.stdout.isatty()
     for contents in result["contents"]:
         # On a terminal a textual blob is shown as text; piped, every blob goes out as bytes.
         text = decoded_text(contents) if terminal else contents.get("text")
         if isinstance(text, str):
-            sys.stdout.write(text)
+            # A pipe gets the text as it is (a file of it must be exact); a terminal, safe.
+            sys.stdout.write(safe_text(text) if terminal else text)
             if not text.endswith("\n"):  # a shell prompt must not run on from its last line
                 sys.stdout.write("\n")
         elif terminal:
@@ -137,7 +139,7 @@ async def _prompts(pool: McpPool, *, as_json: bool) -> int:
     commands = {id(p): c for c, (_, p) in command_names(prompts.items).items()}
     if as_json:
         listed = [{"server": s, **p, "command": commands.get(id(p), "")} for s, p in prompts.items]
-        print_line(json.dumps(listed, indent=2, ensure_ascii=False))
+        print_line(safe_json(listed))
     else:
         print_line(format_prompts([(commands.get(id(p), ""), p) for _, p in prompts.items]))
     return EXIT_FAILED if failed else EXIT_OK

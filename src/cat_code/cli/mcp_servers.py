@@ -24,6 +24,7 @@ from typing import TYPE_CHECKING
 from cat_code.cli.output import EXIT_FAILED, EXIT_OK, EXIT_USAGE, print_error, print_line
 from cat_code.host.config.load import McpConfig, load_config_from_args, only_servers
 from cat_code.host.pool import McpPool, ServerStatus
+from cat_code.host.safe_text import SafeWriter, safe_json, safe_text
 from cat_code.host.shutdown import run_until_signal
 from cat_code.host.signin import SignIn, SignInTarget, sign_in_entry, sign_out
 from cat_code.host.status import format_status, format_tools, tool_json
@@ -73,7 +74,7 @@ async def _list(config: McpConfig, *, as_json: bool) -> int:
         statuses = pool.status()
         unreadable = config.unreadable
         if as_json:
-            print_line(json.dumps([s.to_json() for s in statuses], indent=2, ensure_ascii=False))
+            print_line(safe_json([s.to_json() for s in statuses]))
         else:
             print_line(format_status(statuses, config.files, unreadable=unreadable))
         if not statuses and unreadable:
@@ -98,7 +99,7 @@ async def _tools(config: McpConfig, server: str | None, *, as_json: bool) -> int
             print_error(_unavailable(down[0]) or "")
             return EXIT_FAILED
         if as_json:
-            print_line(json.dumps(tool_json(pool, server), indent=2, ensure_ascii=False))
+            print_line(safe_json(tool_json(pool, server)))
         else:
             print_line(format_tools(pool, server))
         failed = [s for s in pool.status() if s.state == "FAILED"]
@@ -139,7 +140,9 @@ async def _call(config: McpConfig, name: str, raw_arguments: str, *, as_json: bo
             hint = f" — did you mean {' or '.join(map(repr, guesses))}?" if guesses else ""
             print_error(f"unknown tool {name!r}{hint}")
             if known:
-                sys.stderr.write("available tools:\n" + "".join(f"  {k}\n" for k in known))
+                sys.stderr.write(
+                    safe_text("available tools:\n" + "".join(f"  {k}\n" for k in known))
+                )
             failed = [s for s in pool.status() if s.state == "FAILED"]
             for s in failed:
                 print_error(f"(MCP server '{s.name}' failed: {s.error})")
@@ -148,12 +151,12 @@ async def _call(config: McpConfig, name: str, raw_arguments: str, *, as_json: bo
 
         def progress(done: float, total: float | None, message: str | None) -> None:
             amount = f"{done:g}/{total:g}" if total is not None else f"{done:g}"
-            sys.stderr.write(f"progress {amount}{': ' + message if message else ''}\n")
+            sys.stderr.write(safe_text(f"progress {amount}{': ' + message if message else ''}\n"))
 
         # `call`, not `execute`: the whole result; the size policy is for what a model reads.
         result = await tool.call(arguments, progress=progress)
         if as_json and result.raw is not None:
-            print_line(json.dumps(result.raw, indent=2, ensure_ascii=False))
+            print_line(safe_json(result.raw))
         elif result.is_error and result.raw is None:
             print_error(result.content)
         else:
@@ -199,6 +202,7 @@ async def _login(config: McpConfig, name: str, *, no_browser: bool) -> int:
         port=settings.callback_port if settings else None,
         open_browser=not no_browser,
         paste=no_browser,
+        out=SafeWriter(),  # the authorization URL comes from the server's metadata
     )
     attempt = SignIn(entry, authorizer, token_store())
 

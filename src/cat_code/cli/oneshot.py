@@ -10,7 +10,8 @@ can ask: tools that would need approval are refused unless ``--yes`` or
 needs a sign-in is named on stderr, never signed in (no browser). Exit 0 when the model
 gave its answer, 1 otherwise. SIGINT, SIGTERM and SIGHUP end the run through the
 same cleanup as success (`cat_code.host.shutdown`): every MCP server is closed before the
-process exits, with 128 + N.
+process exits, with 128 + N. Everything printed, the answer included, goes through
+`safe_text`: no server and no model output can drive the terminal.
 """
 
 from __future__ import annotations
@@ -33,6 +34,7 @@ from cat_code.agent.providers import (
 from cat_code.agent.providers.base import ModelError, ToolCall
 from cat_code.agent.system_prompt import build_system_prompt
 from cat_code.agent.transcript import tool_line
+from cat_code.host.safe_text import safe_text
 from cat_code.host.shutdown import run_until_signal
 from cat_code.tools.base import ToolResult
 from cat_code.tools.builtin import builtin_tools
@@ -56,7 +58,7 @@ def run_oneshot(args: argparse.Namespace) -> int:
 
 
 def _say(text: str) -> None:
-    sys.stderr.write(text + "\n")
+    sys.stderr.write(safe_text(text) + "\n")
     sys.stderr.flush()
 
 
@@ -93,7 +95,8 @@ class _OneShotEvents(AgentEvents):
     def _write(self, text: str) -> None:
         if not text:
             return
-        sys.stdout.write(text)
+        # The answer too: a prompt-injected model could write escape sequences.
+        sys.stdout.write(safe_text(text))
         sys.stdout.flush()
         self._line_open = not text.endswith("\n")
 

@@ -2,11 +2,15 @@
 
 Results go to stdout one flushed line at a time (a pipe reader sees each at once);
 errors go to stderr as ``cat-code: …``. 0 success, 1 something failed, 2 a usage error.
+Both pass their text through `safe_text`: what a server or the network said (names,
+descriptions, results, errors) can never drive the terminal.
 """
 
 from __future__ import annotations
 
 import sys
+
+from cat_code.host.safe_text import safe_text
 
 EXIT_OK = 0
 
@@ -19,10 +23,10 @@ EXIT_USAGE = 2
 
 def print_line(text: str) -> None:
     """One line to stdout, flushed (a pipe reader sees it at once)."""
-    sys.stdout.write(text + "\n")
+    sys.stdout.write(safe_text(text) + "\n")
     sys.stdout.flush()
 
 
 def print_error(text: str) -> None:
     """One ``cat-code: …`` line to stderr."""
-    sys.stderr.write(f"cat-code: {text}\n")
+    sys.stderr.write(f"cat-code: {safe_text(text)}\n")

@@ -145,15 +145,28 @@ def default_transport(config: ServerConfig, *, auth: httpx2.Auth | None = None) 
             env=config.env,
             cwd=config.cwd,
             name=config.name,
+            shown=config.display_target,
             observer=GROUP_RECORDS,
         )
     if config.type == "sse":
         from cat_code.mcp.transports.sse import LegacySseTransport
 
-        return LegacySseTransport(config.url, headers=config.headers, name=config.name, auth=auth)
+        return LegacySseTransport(
+            config.url,
+            headers=config.headers,
+            name=config.name,
+            shown_url=config.display_target,
+            auth=auth,
+        )
     from cat_code.mcp.transports.http import StreamableHttpTransport
 
-    return StreamableHttpTransport(config.url, headers=config.headers, name=config.name, auth=auth)
+    return StreamableHttpTransport(
+        config.url,
+        headers=config.headers,
+        name=config.name,
+        shown_url=config.display_target,
+        auth=auth,
+    )
 
 
 def legacy_fallback(
@@ -162,12 +175,12 @@ def legacy_fallback(
     """For a type-less ``url`` entry: how to build the legacy SSE transport it may fall back to."""
     if not isinstance(config, HttpServerConfig) or not config.legacy_fallback:
         return None
-    url, headers, name = config.url, config.headers, config.name
+    url, headers, name, shown = config.url, config.headers, config.name, config.display_target
 
     def build() -> Transport:
         from cat_code.mcp.transports.sse import LegacySseTransport
 
-        return LegacySseTransport(url, headers=headers, name=name, auth=auth)
+        return LegacySseTransport(url, headers=headers, name=name, shown_url=shown, auth=auth)
 
     return build
 
@@ -192,6 +205,7 @@ def default_auth(
         store=store,
         authorizer=authorizer,
         fresh=fresh,
+        shown_url=config.display_target,
     )
 
 

@@ -61,6 +61,7 @@ class SignIn:
             store=store,
             authorizer=authorizer,
             fresh=True,
+            shown_url=entry.display_target,
         )
         # A person is signing in: the entry's request timeout must not cut them short
         # (the authorizer bounds the wait for them).

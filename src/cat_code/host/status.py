@@ -2,7 +2,9 @@
 
 Both front ends print these blocks (`cat-code mcp list` and ``/mcp``, `mcp tools` and
 ``/mcp tools``, ...), so their wording can never drift apart. Pure functions of status
-snapshots and listings; nothing here connects or prints.
+snapshots and listings; nothing here connects or prints. Every field a server supplied
+(names, descriptions, errors, stderr lines, URIs) is one line through `safe_line`: a
+newline or an escape sequence in it can neither fake another line nor drive the terminal.
 """
 
 from __future__ import annotations
@@ -13,6 +15,7 @@ from typing import Any
 
 from cat_code.host.pool import McpPool, ServerStatus
 from cat_code.host.prompts import usage
+from cat_code.host.safe_text import safe_line
 from cat_code.mcp.wire import Prompt, Resource, ResourceTemplate
 
 
@@ -39,32 +42,36 @@ def format_status(
             "MCP servers: none configured\n"
             f'  (add servers to {where}, in the {{"mcpServers": {{...}}}} format)'
         )
-    name_width = max(len(s.name) for s in statuses)
+    names = {id(s): safe_line(s.name) for s in statuses}
+    name_width = max(len(n) for n in names.values())
     state_width = max(len(s.state) for s in statuses)
     count_width = max((len(f"{s.tools} tool(s)") for s in statuses if s.state == "CONNECTED"),
                       default=0)  # fmt: skip
     lines = ["MCP servers:"]
     for s in statuses:
-        head = f"  {s.name.ljust(name_width)}  {s.state.ljust(state_width)}"
+        head = f"  {names[id(s)].ljust(name_width)}  {s.state.ljust(state_width)}"
         # A broken entry may have no target to show: then no empty "(?: )".
-        where = f"({s.transport}: {s.target})" if s.target else ""
+        where = f"({s.transport}: {safe_line(s.target)})" if s.target else ""
+        error = safe_line(s.error) if s.error else s.error
         if s.state == "CONNECTED":
             line = f"{head}  {f'{s.tools} tool(s)'.ljust(count_width)}  {where}".rstrip()
-        elif s.error:
-            line = f"{head}  {where} — {s.error}" if where else f"{head}  {s.error}"
+        elif error:
+            line = f"{head}  {where} — {error}" if where else f"{head}  {error}"
         else:
             line = f"{head}  {where}".rstrip()
         if s.restarts:
             line += f"  restarted {s.restarts}×"
         if s.gave_up:
             line += (
-                f" — /mcp restart {s.name} starts it" if in_repl else " — the next run starts it"
+                f" — /mcp restart {names[id(s)]} starts it"
+                if in_repl
+                else " — the next run starts it"
             )
         lines.append(line)
         if s.state == "FAILED" and s.stderr_tail and "last stderr" not in (s.error or ""):
             indent = " " * (4 + name_width + state_width)
             lines.append(f"{indent}stderr (last lines):")
-            lines.extend(f"{indent}  {line}" for line in s.stderr_tail[-5:])
+            lines.extend(f"{indent}  {safe_line(line)}" for line in s.stderr_tail[-5:])
     return "\n".join(lines)
 
 
@@ -72,13 +79,14 @@ def format_tools(pool: McpPool, server: str | None = None) -> str:
     tools = pool.tools(server)
     if not tools:
         return "MCP tools: none"
-    width = max(len(t.name) for t in tools)
+    names = [safe_line(t.name) for t in tools]
+    width = max(len(n) for n in names)
     lines = ["MCP tools:"]
-    for tool in tools:
+    for name, tool in zip(names, tools, strict=True):
         summary = " ".join(tool.description.split())
         if len(summary) > 100:
             summary = summary[:99] + "…"
-        lines.append(f"  {tool.name.ljust(width)}  {summary}".rstrip())
+        lines.append(f"  {name.ljust(width)}  {safe_line(summary)}".rstrip())
     return "\n".join(lines)
 
 
@@ -103,15 +111,20 @@ def format_resources(
     if not resources and not templates:
         return "MCP resources: none"
     lines = []
-    rows = [(s, r["uri"], r["name"], r.get("mimeType", "")) for s, r in resources]
+    rows = [_row(s, r["uri"], r["name"], r.get("mimeType", "")) for s, r in resources]
     if rows:
         lines.append("MCP resources:")
         lines += _rows(rows)
-    rows = [(s, t["uriTemplate"], t["name"], t.get("mimeType", "")) for s, t in templates]
+    rows = [_row(s, t["uriTemplate"], t["name"], t.get("mimeType", "")) for s, t in templates]
     if rows:
         lines.append("MCP resource templates:")
         lines += _rows(rows)
     return "\n".join(lines)
+
+
+def _row(*fields: object) -> tuple[str, str, str, str]:
+    server, uri, name, mime = (safe_line(str(f)) for f in fields)
+    return server, uri, name, mime
 
 
 def _rows(rows: list[tuple[str, str, str, str]]) -> list[str]:
@@ -130,12 +143,12 @@ def format_prompts(prompts: list[tuple[str, Prompt]]) -> str:
     it does."""
     if not prompts:
         return "MCP prompts: none"
-    usages = [usage(command, prompt) for command, prompt in prompts]
+    usages = [safe_line(usage(command, prompt)) for command, prompt in prompts]
     width = max(len(u) for u in usages)
     lines = ["MCP prompts (run them in the REPL; [optional] arguments):"]
     for text, (_, prompt) in zip(usages, prompts, strict=True):
         about = " ".join(str(prompt.get("description") or prompt.get("title") or "").split())
         if len(about) > 90:
             about = about[:89] + "…"
-        lines.append(f"  {text.ljust(width)}  {about}".rstrip())
+        lines.append(f"  {text.ljust(width)}  {safe_line(about)}".rstrip())
     return "\n".join(lines)

@@ -48,6 +48,7 @@ from cat_code.host.home import cat_code_home, ensure_home, private_file
 from cat_code.host.pool import McpPool, McpServer, ServerStatus
 from cat_code.host.prompts import command_names
 from cat_code.host.resource_tools import resource_tools
+from cat_code.host.safe_text import SafeWriter
 from cat_code.host.shutdown import run_until_signal
 from cat_code.mcp.errors import McpClientError, describe_error
 from cat_code.mcp.roots import default_roots
@@ -501,7 +502,10 @@ class Repl:
             await self._in_foreground(pool.reconnect(name))
             return
         authorizer = LoopbackAuthorizer(
-            name, port=entry.oauth.callback_port if entry.oauth else None, open_browser=True
+            name,
+            port=entry.oauth.callback_port if entry.oauth else None,
+            open_browser=True,
+            out=SafeWriter(),  # the authorization URL comes from the server's metadata
         )
         self.console.print(note_line(f"signing in to {name} (Ctrl-C cancels)…"))
         try:

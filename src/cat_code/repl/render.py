@@ -12,6 +12,10 @@ is printed rendered (for good, above the live area) as soon as it is complete, a
 block still being written shows raw, its last lines only, in the live area. When the
 turn ends, for whatever reason (Ctrl-C, an error), the text that arrived is printed too:
 what the user saw stays on screen.
+
+The console is a `SafeConsole`: every piece of text it draws (not rich's own control
+codes) passes `safe_text`, so nothing a server or the model wrote — results, names,
+errors, log lines, the Markdown answer — can drive the terminal, whichever line printed it.
 """
 
 from __future__ import annotations
@@ -19,18 +23,20 @@ from __future__ import annotations
 import contextlib
 import logging
 import sys
-from collections.abc import Iterator
+from collections.abc import Iterable, Iterator
 from typing import Any
 
-from rich.console import Console, ConsoleOptions, RenderResult
+from rich.console import Console, ConsoleOptions, RenderableType, RenderResult
 from rich.live import Live
 from rich.markdown import Markdown
+from rich.segment import Segment
 from rich.spinner import Spinner
 from rich.text import Text
 
 from cat_code.agent.loop import AgentEvents
 from cat_code.agent.providers.base import ModelError, ToolCall
 from cat_code.agent.transcript import ARROW, BULLET, INDENT, call_head, compact_json, tool_line
+from cat_code.host.safe_text import safe_text
 from cat_code.repl.markdown_stream import MarkdownStream, RenderedPrefix
 from cat_code.tools.base import ToolResult
 
@@ -43,9 +49,25 @@ PENDING_LINES = 12
 REFRESH_PER_SECOND = 12.5
 
 
+class SafeConsole(Console):
+    """A rich `Console` whose text segments pass `safe_text`: the one place the REPL's
+    output is made safe (rich strips a few C0 codes itself, but passes ESC and C1)."""
+
+    def render(
+        self, renderable: RenderableType, options: ConsoleOptions | None = None
+    ) -> Iterable[Segment]:
+        for segment in super().render(renderable, options):
+            # A control segment is rich's own (cursor moves of the live area): kept.
+            if segment.control is None and segment.text:
+                text = safe_text(segment.text)
+                if text is not segment.text:
+                    segment = Segment(text, segment.style)
+            yield segment
+
+
 def make_console() -> Console:
     # file=None: rich resolves sys.stdout at each write, which prompt_toolkit may patch.
-    return Console(highlight=False, force_terminal=sys.stdout.isatty() or None)
+    return SafeConsole(highlight=False, force_terminal=sys.stdout.isatty() or None)
 
 
 def tool_entry(name: str, arguments: Any, result: ToolResult, width: int) -> Text:
@@ -262,4 +284,4 @@ class ConsoleLogHandler(logging.Handler):
             self.handleError(record)
 
 
-__all__ = ["INDENT", "ConsoleLogHandler", "TurnView", "make_console", "tool_entry"]
+__all__ = ["INDENT", "ConsoleLogHandler", "SafeConsole", "TurnView", "make_console", "tool_entry"]

@@ -23,7 +23,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any, Literal
 from urllib.parse import urlsplit
 
-from cat_code.host.config.masking import VARIABLE, masked_target, shown_command
+from cat_code.host.config.masking import VARIABLE, mask_url, masked_target, shown_command
 from cat_code.host.home import cat_code_home
 from cat_code.mcp.errors import ConfigError
 from cat_code.mcp.files import JsonTooDeep, parse_json
@@ -347,8 +347,10 @@ def parse_entry(
         if not url:
             raise where.error(f"type {kind} needs a 'url'", field="url")
         if not url.startswith(("http://", "https://")):
+            # Quoted as written, masked: the expanded value may hold a ``${KEY}``'s secret.
+            written = mask_url(str(raw.get("url")))
             raise where.error(
-                f"'url' must start with http:// or https://, got {url!r}", field="url"
+                f"'url' must start with http:// or https://, got {written!r}", field="url"
             )
 
     raw_args = raw.get("args")

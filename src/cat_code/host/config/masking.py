@@ -4,9 +4,13 @@ A literal value that may be a secret — an env or header value, a URL's user:pa
 or query value, the value of a secret-looking option (``--api-key X``, ``--token=X``,
 ``GITHUB_TOKEN=X``), an OAuth client secret — is shown as ``****``. A ``${VAR}``
 reference is shown as written (it names where the secret comes from, not the secret),
-except its default, which is a literal: ``${VAR:-****}``. Masking is by name, so it may
-hide a harmless value; it must never show a secret one. A command line is shown with
-`shlex.join`'s quoting, masks and ``${VAR}`` references left bare (`shown_command`).
+except its default, which is a literal: ``${VAR:-****}``. In a command's arguments, a
+header (``--header 'Authorization: Bearer X'``, ``-H``, or any ``Secret-Name: X``) has its
+value masked, and so has the credential after ``Bearer``/``Basic``/``Token`` anywhere.
+Masking is by name, so it may hide a harmless value; it must never show a secret one. A
+command line is shown with `shlex.join`'s quoting, masks and ``${VAR}`` references left
+bare (`shown_command`). Status, errors and logs show entries only this way: the host
+hands its transports the masked, written target to name in their messages.
 """
 
 from __future__ import annotations
@@ -22,6 +26,12 @@ from urllib.parse import urlsplit, urlunsplit
 VARIABLE = re.compile(r"\$\{([A-Za-z_][A-Za-z0-9_]*)(?::-([^}]*))?\}")
 _AUTH_SCHEME = re.compile(r"^\s*(?:Bearer|Basic|Token|Bot)?\s*$", re.IGNORECASE)
 _MASK = "****"
+#: The options whose value is an HTTP header line (``Name: value``).
+_HEADER_OPTIONS = frozenset({"--header", "-H", "--headers"})
+#: ``Name: value``, as a header is written on a command line.
+_HEADER = re.compile(r"([A-Za-z0-9_-]+)\s*:\s*(.*)", re.DOTALL)
+#: A credential after its scheme, anywhere in a word (a ``${VAR}`` after it is kept).
+_CREDENTIAL = re.compile(r"\b(Bearer|Basic|Token)(\s+)(?!\$\{)\S+", re.IGNORECASE)
 #: What `shlex.quote` leaves unquoted; any other character needs quotes.
 _UNSAFE = re.compile(r"[^\w@%+=:,./-]", re.ASCII)
 #: An option or ``KEY=`` name whose value is a secret: ``--api-key``, ``--token``,
@@ -107,26 +117,45 @@ def mask_args(args: Sequence[Any]) -> list[Any]:
     `mask_value` does): ``--api-key ****``, ``--token=****``, ``GITHUB_TOKEN=****``; URLs
     as `mask_url` does. An option followed by another option has no value to mask."""
     out: list[Any] = []
-    secret_next = False
+    secret_next = header_next = False
     for arg in args:
         if not isinstance(arg, str):
             out.append(arg)
-            secret_next = False
+            secret_next = header_next = False
             continue
-        if secret_next and not arg.startswith("-"):
-            out.append(mask_value(arg))
-            secret_next = False
+        if (secret_next or header_next) and not arg.startswith("-"):
+            out.append(_masked_header(arg) if header_next else mask_value(arg))
+            secret_next = header_next = False
             continue
         name, eq, value = arg.partition("=")
         secret_name = bool(_SECRET_NAME.search(name.lstrip("-")))
         if arg.startswith(("http://", "https://")):
             out.append(mask_url(arg))
+        elif eq and name in _HEADER_OPTIONS:
+            out.append(f"{name}={_masked_header(value)}")
         elif eq and secret_name and " " not in name:
             out.append(f"{name}={mask_value(value)}" if value else arg)
         else:
-            out.append(arg)
+            out.append(_masked_word(arg))
         secret_next = not eq and secret_name and arg.startswith("-")
+        header_next = not eq and arg in _HEADER_OPTIONS
     return out
+
+
+def _masked_header(text: str) -> str:
+    """A header line with its value masked (``Authorization: ****``); not one: all masked."""
+    header = _HEADER.fullmatch(text)
+    if header is None:
+        return str(mask_value(text))
+    return f"{header.group(1)}: {mask_value(header.group(2))}" if header.group(2) else text
+
+
+def _masked_word(word: str) -> str:
+    """Any other argument: a secret-named header's value, a scheme's credential, masked."""
+    header = _HEADER.fullmatch(word)
+    if header is not None and _SECRET_NAME.search(header.group(1)):
+        return _masked_header(word)
+    return _CREDENTIAL.sub(lambda m: f"{m.group(1)}{m.group(2)}{_MASK}", word)
 
 
 def masked_target(entry: Mapping[str, Any]) -> str:

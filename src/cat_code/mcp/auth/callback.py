@@ -23,7 +23,7 @@ import sys
 import threading
 import webbrowser
 from collections.abc import Callable
-from typing import TextIO
+from typing import Protocol, TextIO
 from urllib.parse import parse_qsl, urlsplit
 
 from cat_code.mcp.auth.types import AuthorizationResponse
@@ -46,6 +46,14 @@ _PAGE = """<!doctype html>
 """
 
 
+class TextOut(Protocol):
+    """Where the authorizer writes what the person must read (a text stream will do)."""
+
+    def write(self, text: str, /) -> object: ...
+
+    def flush(self) -> object: ...
+
+
 class SignInError(McpClientError):
     """The sign-in could not happen here: no answer in time, or no port to listen on."""
 
@@ -61,7 +69,7 @@ class LoopbackAuthorizer:
         open_browser: bool = True,
         paste: bool = False,
         timeout: float = DEFAULT_TIMEOUT_S,
-        out: TextIO | None = None,
+        out: TextOut | None = None,
         stdin: TextIO | None = None,
         browser: Callable[[str], bool] | None = None,
     ) -> None:

@@ -71,6 +71,7 @@ class McpAuth(httpx2.Auth):
         authorizer: Authorizer | None = None,
         fresh: bool = False,
         http_client: httpx2.AsyncClient | None = None,
+        shown_url: str = "",
     ) -> None:
         self.server_url = server_url
         self.settings = settings
@@ -80,6 +81,8 @@ class McpAuth(httpx2.Auth):
         #: The key of this server's tokens in the store.
         self.key = canonical_server_url(server_url)
         self._url = httpx2.URL(server_url)
+        #: How messages name the server: the entry as written, masked, when the host says.
+        self._shown = shown_url or public_url(self._url)
         self._http = http_client
         self._owns_http = http_client is None
         self._signed_in = False
@@ -107,7 +110,7 @@ class McpAuth(httpx2.Auth):
                 return
             if status == 401:
                 if authorizations:
-                    logger.warning("%s refused a token it just issued", public_url(self._url))
+                    logger.warning("%s refused a token it just issued", self._shown)
                     return
                 if tokens is not None and tokens.refresh_token and not refreshed:
                     refreshed = True
@@ -122,7 +125,7 @@ class McpAuth(httpx2.Auth):
                 if authorizations >= MAX_AUTHORIZATIONS:
                     logger.warning(
                         "%s still wants more scope after %d sign-ins; giving up",
-                        public_url(self._url),
+                        self._shown,
                         authorizations,
                     )
                     return
@@ -208,7 +211,7 @@ class McpAuth(httpx2.Auth):
             logger.info("refresh failed: %s", exc)
             return None
         self.store.save_tokens(self.key, renewed)
-        logger.info("refreshed the token for %s", public_url(self._url))
+        logger.info("refreshed the token for %s", self._shown)
         return renewed
 
     def _registration_of(self, tokens: Tokens) -> ClientRegistration:
@@ -259,14 +262,14 @@ class McpAuth(httpx2.Auth):
             tokens = await self._obtain(challenge, previous)
             self.store.save_tokens(self.key, tokens)
             self._signed_in = True
-            logger.info("signed in to %s at %s", public_url(self._url), tokens.issuer)
+            logger.info("signed in to %s at %s", self._shown, tokens.issuer)
             return tokens
 
     async def _obtain(self, challenge: BearerChallenge, previous_scope: str | None) -> Tokens:
         """Discovery, then the grant: client credentials, or a person through the authorizer."""
         machine = self.settings.grant_type in ("client_credentials", "id_jag")
         if not machine and self.authorizer is None:
-            raise NeedsLogin(f"{public_url(self._url)} needs a sign-in")
+            raise NeedsLogin(f"{self._shown} needs a sign-in")
         http = self._client()
         prm = await fetch_resource_metadata(http, self.server_url, challenge.resource_metadata)
         if prm is not None:

@@ -197,7 +197,7 @@ class StreamableHttpTransport:
             failures = 0 if state.events > before or lived else failures + 1
             if failures >= MAX_LISTEN_ATTEMPTS:
                 raise TransportError(
-                    f"the server stream of {public_url(self._http.url)} failed {failures} "
+                    f"the server stream of {self._http.shown} failed {failures} "
                     f"time(s) in a row (last: {problem})"
                 )
             await asyncio.sleep(max(state.retry_s, LISTEN_MIN_RECONNECT_S))

@@ -138,6 +138,9 @@ class HttpOptions(TypedDict, total=False):
     headers: Mapping[str, str] | None
     #: The server's name, for log lines.
     name: str
+    #: How errors and logs name the URL: the host passes its config entry as written,
+    #: masked (a ``${KEY}`` in the path stays a reference); default `public_url`.
+    shown_url: str
     #: A client to use instead of building one (the caller closes it).
     http_client: httpx2.AsyncClient | None
     #: The auth slot: an ``httpx2.Auth`` flow run on every request (OAuth plugs in here).
@@ -155,12 +158,15 @@ class HttpPipeline:
         *,
         headers: Mapping[str, str] | None = None,
         name: str = "",
+        shown_url: str = "",
         http_client: httpx2.AsyncClient | None = None,
         auth: httpx2.Auth | None = None,
         max_message_bytes: int = MAX_MESSAGE_BYTES,
     ) -> None:
         self.url = parse_url(url)
-        self.name = name or public_url(self.url)
+        #: The URL as messages name it (never expanded secrets when the host says so).
+        self.shown = shown_url or public_url(self.url)
+        self.name = name or self.shown
         self.auth = auth
         self.max_message_bytes = max_message_bytes
         base = httpx2.Headers(sendable_headers(headers or {}))
@@ -230,20 +236,18 @@ class HttpPipeline:
                 hop = target.join(response.headers.get("location", ""))
             except httpx2.InvalidURL:
                 raise HttpStatusError(
-                    f"HTTP {status}: {public_url(target)} redirects to a URL that is not valid",
+                    f"HTTP {status}: {self.where(target)} redirects to a URL that is not valid",
                     status,
                 ) from None
             if not same_origin(hop, target):
                 raise HttpStatusError(
-                    f"HTTP {status}: {public_url(target)} redirects to another origin "
+                    f"HTTP {status}: {self.where(target)} redirects to another origin "
                     f"({public_url(hop)}); cat-code does not follow it with the entry's "
                     "headers — put that URL in the config",
                     status,
                 )
             target = hop
-        raise HttpStatusError(
-            f"more than {MAX_REDIRECTS} redirects from {public_url(self.url)}", 310
-        )
+        raise HttpStatusError(f"more than {MAX_REDIRECTS} redirects from {self.shown}", 310)
 
     async def _unauthorized(self, response: httpx2.Response, what: str) -> AuthenticationRequired:
         try:
@@ -252,7 +256,7 @@ class HttpPipeline:
             await response.aclose()
         challenge = response.headers.get("www-authenticate")
         return AuthenticationRequired(
-            f"HTTP 401 Unauthorized to {what}: {public_url(self.url)} needs authorization"
+            f"HTTP 401 Unauthorized to {what}: {self.shown} needs authorization"
             f"{': ' + detail if detail else ''}",
             challenge,
             detail,
@@ -320,7 +324,7 @@ class HttpPipeline:
                 yield event
         except httpx2.SSEError as exc:
             raise MessageTooLarge(
-                f"an SSE event from {public_url(self.url)} ({what}) is larger than "
+                f"an SSE event from {self.shown} ({what}) is larger than "
                 f"{size_text(self.max_message_bytes)}, the most a single message may take"
             ) from exc
         finally:
@@ -329,7 +333,7 @@ class HttpPipeline:
     def too_large(self, size: int, what: str, *, at_least: bool = False) -> MessageTooLarge:
         more = "more than " if at_least else ""
         return MessageTooLarge(
-            f"the answer to {what} from {public_url(self.url)} is {more}{size_text(size)}, "
+            f"the answer to {what} from {self.shown} is {more}{size_text(size)}, "
             f"above the {size_text(self.max_message_bytes)} a single message may take"
         )
 
@@ -337,12 +341,19 @@ class HttpPipeline:
         """An httpx2 failure as our error (`TransportClosed` once we closed)."""
         if self.closed:
             return TransportClosed("connection closed")
-        return translate_error(exc, url or self.url)
+        return translate_error(exc, url or self.url, where=self.where(url or self.url))
+
+    def where(self, url: httpx2.URL) -> str:
+        """How a message names ``url``: the shown URL when it is the entry's own."""
+        return self.shown if url == self.url else public_url(url)
 
 
-def translate_error(exc: httpx2.HTTPError, url: httpx2.URL) -> TransportError:
-    """An httpx2 failure as our error, with text a user can act on (never header values)."""
-    where = public_url(url)
+def translate_error(
+    exc: httpx2.HTTPError, url: httpx2.URL, *, where: str | None = None
+) -> TransportError:
+    """An httpx2 failure as our error, with text a user can act on (never header values);
+    ``where`` names the URL (default `public_url`)."""
+    where = where or public_url(url)
     if isinstance(exc, httpx2.ConnectTimeout):
         return ConnectError(f"timed out connecting to {where}")
     if isinstance(exc, httpx2.ConnectError):

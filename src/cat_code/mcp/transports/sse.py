@@ -210,7 +210,7 @@ class LegacySseTransport:
             # POSTing elsewhere would hand the entry's headers to another origin.
             raise ProtocolError(
                 f"the server's endpoint {public_url(target)} is not on the origin of "
-                f"{public_url(self._http.url)}"
+                f"{self._http.shown}"
             )
         if not endpoint.done():
             endpoint.set_result(target)

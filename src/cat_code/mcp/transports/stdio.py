@@ -157,10 +157,14 @@ class StdioTransport:
         env: Mapping[str, str] | None = None,
         cwd: str | None = None,
         name: str = "",
+        shown: str = "",
         max_message_bytes: int = MAX_MESSAGE_BYTES,
         observer: ProcessGroupObserver | None = None,
     ) -> None:
         self.command = command
+        #: How logs name the command line: the host passes its entry as written, masked
+        #: (``--token ${TOKEN}``, never the expanded secret); default the words as given.
+        self.shown = shown or " ".join([command, *args])
         #: Told when the child's process group starts, speaks and ends (may be None).
         self.observer = observer
         self.args = tuple(args)
@@ -234,7 +238,7 @@ class StdioTransport:
         assert isinstance(stdin, asyncio.WriteTransport)
         stdin.set_write_buffer_limits(high=WRITE_HIGH_WATER)
         self._stdin = stdin
-        logger.debug("%s: started pid %s: %s", self.name, self.pid, self.describe())
+        logger.debug("%s: started pid %s: stdio: %s", self.name, self.pid, self.shown)
 
     async def request(
         self, message: JsonObject, context: RequestContext = NO_CONTEXT
