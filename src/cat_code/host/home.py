@@ -13,6 +13,8 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import TYPE_CHECKING
 
+from cat_code.tools.builtin import Protected
+
 if TYPE_CHECKING:
     from cat_code.mcp.auth.store import FileTokenStore
 
@@ -32,3 +34,18 @@ def token_store() -> FileTokenStore:
     from cat_code.mcp.auth.store import FileTokenStore
 
     return FileTokenStore(cat_code_home() / CREDENTIALS_FILE)
+
+
+#: Files in the home folder no built-in tool may read, list or write, whatever the rules:
+#: the token store and its lock and temporary files, every lock, the REPL history (pasted
+#: arguments), the user's permission rules (a model must not grant itself tools), and
+#: per-project approvals (other projects' settings).
+PRIVATE_FILES = (
+    f"{CREDENTIALS_FILE}*", "*.lock", "history", "settings.json", "*approv*", "*trust*",
+)  # fmt: skip
+
+
+def private_files(environ: Mapping[str, str] | None = None) -> Protected:
+    """cat-code's own secrets, as the file tools are told to guard them."""
+    home = cat_code_home(environ)
+    return Protected(patterns=tuple((home, glob) for glob in PRIVATE_FILES))
