@@ -328,3 +328,30 @@ async def test_glob_caps_its_list(tmp_path: Path) -> None:
     lines = result.content.splitlines()
     assert len(lines) == MAX_GLOB_RESULTS + 1
     assert lines[-1].startswith("[5 more files match")
+
+
+def test_a_file_read_stuck_in_the_kernel_never_keeps_the_process_from_exiting(
+    tmp_path: Path,
+) -> None:
+    import subprocess
+    import sys
+
+    fifo = tmp_path / "pipe"
+    os.mkfifo(fifo)  # a blocking open of it never returns: nobody writes
+    script = f"""
+import asyncio
+from cat_code.tools.builtin._fs import in_thread
+
+async def main():
+    stuck = in_thread(lambda: open({str(fifo)!r}).read())
+    try:
+        await asyncio.wait_for(stuck, 0.2)
+    except TimeoutError:
+        print("gave up", flush=True)
+
+asyncio.run(main())
+"""
+    child = subprocess.run(
+        [sys.executable, "-c", script], capture_output=True, text=True, timeout=30
+    )
+    assert child.returncode == 0 and child.stdout == "gave up\n", child.stderr
