@@ -359,3 +359,20 @@ def test_remove_by_text_refuses_when_it_is_both_an_allow_and_a_deny_rule(
     assert json.loads(user.read_text())["permissions"]["deny"] == ["shell"]
     assert rules.remove("3") == f"removed deny rule 'shell' ({user})"
     assert rules.remove("shell") == f"removed allow rule 'shell' ({user})"
+
+
+async def test_read_only_file_tools_ask_only_outside_the_workspace(tmp_path: Path) -> None:
+    from cat_code.tools.builtin import ReadFileTool
+
+    inside, outside = tmp_path / "in", tmp_path / "out"
+    inside.mkdir()
+    outside.mkdir()
+    (inside / "escape").symlink_to(outside)
+    asker = ScriptedAsker(Answer.NO, Answer.NO)
+    permissions = Permissions(asker=asker, workspace=lambda: [inside])
+    read = ReadFileTool(inside)
+    assert (await permissions.authorize(read, {"path": "f.txt"})).allowed
+    refused = await permissions.authorize(read, {"path": str(outside / "f.txt")})
+    assert not refused.allowed
+    through_link = await permissions.authorize(read, {"path": "escape/f.txt"})
+    assert not through_link.allowed and asker.asked == ["read_file", "read_file"]

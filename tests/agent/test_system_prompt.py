@@ -17,3 +17,18 @@ def test_server_instructions_are_appended_and_cut_when_huge() -> None:
     assert "Instructions from MCP server 'docs':\nUse search first." in text
     assert "x" * MAX_INSTRUCTIONS_CHARS + " …[cut]" in text
     assert "x" * (MAX_INSTRUCTIONS_CHARS + 1) not in text
+
+
+def test_memory_files_come_with_their_paths_and_appended_text_comes_last(tmp_path: Path) -> None:
+    from cat_code.agent.memory import load_memory
+
+    home = tmp_path / "home"
+    home.mkdir()
+    (tmp_path / ".git").mkdir()
+    (tmp_path / "CLAUDE.md").write_text("root claude")
+    (tmp_path / "AGENTS.md").write_text("root agents")  # wins over CLAUDE.md beside it
+    memory = load_memory(tmp_path, home)
+    assert [m.path for m in memory] == [tmp_path / "AGENTS.md"]
+    text = build_system_prompt(tmp_path, memory=memory, append="Last words.")
+    assert f"Instructions from {tmp_path / 'AGENTS.md'}" in text and "root claude" not in text
+    assert text.endswith("Last words.") and "edit_file" in text and "grep" in text

@@ -109,7 +109,6 @@ def test_mcp_call_names_the_json_fault_and_its_column_without_repeating_a_word(
         ("/mcp frobnicate", "unknown /mcp subcommand"),
         ("/bogus", "unknown command /bogus — /help lists the commands"),
         ("/mpc", "unknown command /mpc — did you mean /mcp? /help lists the commands"),
-        ("/model openai:gpt-x", "restart with `cat-code --model openai:gpt-x`"),
     ],
 )
 def test_mistakes_are_error_lines_that_say_what_to_type(
@@ -176,7 +175,7 @@ async def test_mcp_with_no_servers_names_the_config_files_read(tmp_path: Path) -
 
 
 def test_completion_of_commands_subcommands_servers_and_tools(ctx: CommandContext) -> None:
-    assert complete("/m", ctx) == ["/mcp", "/model"]
+    assert complete("/m", ctx) == ["/mcp", "/memory", "/model"]
     assert complete("/mcp t", ctx) == ["tools"]
     assert complete("/mcp tools e", ctx) == ["echo"]
     assert complete("/mcp call mcp__echo__w", ctx) == ["mcp__echo__word_count"]
@@ -283,3 +282,14 @@ def test_without_a_model_tools_says_the_search_mode_and_that_auto_waits_for_one(
     assert status_without_model({"CAT_CODE_TOOL_SEARCH": "OFF"}) == (
         "tool search: off (CAT_CODE_TOOL_SEARCH=off)"
     )
+
+
+def test_model_with_a_name_switches_and_memory_lists_the_loaded_files(tmp_path: Path) -> None:
+    from cat_code.agent.memory import MemoryFile
+    from cat_code.repl.commands import SwitchModel
+
+    ctx = CommandContext(registry=ToolRegistry())
+    assert handle_command("/model openai:gpt-x", ctx) == SwitchModel("openai:gpt-x")
+    assert shown(handle_command("/memory", ctx)).startswith("memory files: none")
+    ctx.memory = [MemoryFile(tmp_path / "AGENTS.md", "be kind")]
+    assert f"{tmp_path / 'AGENTS.md'}  7 characters" in shown(handle_command("/memory", ctx))

@@ -29,7 +29,8 @@ def test_registering_a_taken_name_is_an_error_naming_both_owners() -> None:
 def test_the_registry_keeps_registration_order_and_finds_tools_by_name() -> None:
     registry = ToolRegistry(builtin_tools())
     registry.register(_Named("mcp__a__b", "mcp:a"))
-    assert registry.names() == ["shell", "read_file", "mcp__a__b"]
+    builtins = ["shell", "read_file", "write_file", "edit_file", "grep", "glob"]
+    assert registry.names() == [*builtins, "mcp__a__b"]
     assert registry.get("mcp__a__b") is not None
     assert registry.get("nope") is None
     assert registry.unregister("mcp__a__b") is not None
@@ -51,6 +52,10 @@ async def test_read_file_numbers_lines_and_reports_missing_files(tmp_path: Any) 
     path = tmp_path / "f.txt"
     path.write_text("one\ntwo\nthree\n")
     result = await ReadFileTool().execute({"path": str(path), "offset": 2, "limit": 1})
-    assert not result.is_error and result.content.strip() == "2\ttwo"
+    assert not result.is_error
+    assert result.content.splitlines() == [
+        "     2\ttwo",
+        f"[{path} has 3 lines; shown line 2. Read on with offset 3.]",
+    ]
     missing = await ReadFileTool().execute({"path": str(tmp_path / "nope")})
     assert missing.is_error and "nope" in missing.content

@@ -74,6 +74,14 @@ class AgentEvents:
         """Text the model wrote, whole, once its message is complete (also when it
         streamed); ``final`` when no tool calls follow it in this turn."""
 
+    def assistant_message(self, message: AssistantMessage) -> None:
+        """The model's message is complete (its text and the tool calls it asks for),
+        before any of them runs."""
+
+    def tool_results(self, results: list[ToolResult]) -> None:
+        """Every call of the message is done; these results go back to the model, in call
+        order."""
+
     def tool_started(self, call: ToolCall) -> None:
         """An authorized call starts running."""
 
@@ -167,6 +175,7 @@ class Agent:
                 outcome.stop_reason = response.stop_reason
                 message = response.message
                 self.messages.append(message)
+                self.events.assistant_message(message)
                 if message.text:
                     self.events.assistant_text(message.text, final=not message.tool_calls)
                 if not message.tool_calls:
@@ -176,6 +185,7 @@ class Agent:
                 # arguments valid JSON) only then, and the model may ask for several.
                 results = await self._run_tools(message.tool_calls)
                 self.messages.append(UserMessage(tool_results=results))
+                self.events.tool_results(results)
         except asyncio.CancelledError:
             self._keep_partial("user")
             self._repair_after_cancel(start)

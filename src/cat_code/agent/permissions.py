@@ -3,7 +3,10 @@
 Order of the rules: a ``deny`` rule matching the registered name — or one of the names
 the tool gives for a call (`Tool.permission_subjects`: the resource tools name the
 server they would read, as ``mcp__<server>__*``) — refuses, without asking and whatever
-else says yes (read-only, ``--yes``, an allow rule); a read-only tool runs; ``--yes``
+else says yes (read-only, ``--yes``, an allow rule); a read-only tool runs — a file tool
+only when every path it names (`Tool.file_paths`) is inside the session's ``workspace``
+(the working directory, the ``--add-dir`` folders; outside, it is decided like any
+other call); ``--yes``
 approves everything, unless a settings file's deny list could not be read (then nobody
 knows what is denied, so ``--yes`` approves nothing that session); an ``--allow-tool``
 glob approves; an ``allow`` rule approves; otherwise the asker (the REPL's question)
@@ -412,6 +415,13 @@ _NO_YES = (
 )
 
 
+def _real(path: Path) -> Path:
+    try:
+        return path.resolve()
+    except (OSError, RuntimeError):
+        return path
+
+
 class Permissions:
     """The approval rules of one session (see the module docstring)."""
 
@@ -422,8 +432,11 @@ class Permissions:
         allow_patterns: Iterable[str] = (),
         asker: Asker | None = None,
         rules: RuleBook | None = None,
+        workspace: Callable[[], Iterable[Path]] | None = None,
     ) -> None:
         self.approve_all = approve_all
+        #: The folders read-only file tools read without asking (None: anywhere).
+        self.workspace = workspace
         self.allow_patterns = list(allow_patterns)
         self.asker = asker
         #: No book given: no files, so "always" answers last for the session.
@@ -450,7 +463,7 @@ class Permissions:
                 "or tell the user that this rule blocks it (/permissions shows the rules).",
                 notice=f"refused {what}: denied by rule '{deny.pattern}' ({deny.origin})",
             )
-        if tool.read_only:
+        if tool.read_only and not self.outside(tool, arguments or {}):
             return Decision(True, "read-only")
         if self.approve_all and not self.rules.deny_unknown:
             return Decision(True, "--yes")
@@ -461,6 +474,21 @@ class Permissions:
         if allow is not None:
             return Decision(True, f"allowed by rule {allow.pattern} ({allow.origin})")
         return None
+
+    def outside(self, tool: Tool, arguments: dict[str, Any]) -> list[Path]:
+        """The paths of this call outside the workspace (none when there is no workspace)."""
+        if self.workspace is None:
+            return []
+        paths = tool.file_paths(arguments)
+        if not paths:
+            return []
+        folders = [_real(f) for f in self.workspace()]
+        found = []
+        for path in paths:
+            target = _real(path)
+            if not any(target == f or target.is_relative_to(f) for f in folders):
+                found.append(path)
+        return found
 
     async def authorize(self, tool: Tool, arguments: dict[str, Any]) -> Decision:
         """Decide one call, asking the user when the rules do not settle it."""
@@ -475,9 +503,16 @@ class Permissions:
                     f"--allow-tool '{tool.name}' (--yes is off in this session: the deny "
                     f"rules of {unknown} cannot be read)."
                 )
+            why = "needs the user's approval"
+            if tool.read_only and (outside := self.outside(tool, arguments)):
+                why = (
+                    f"reads {', '.join(map(str, outside))}, outside the working directory and "
+                    "the --add-dir folders, so it needs the user's approval"
+                )
+                how = f"--add-dir, {how}"
             return Decision(
                 False,
-                f"Error: '{tool.name}' needs the user's approval, and this non-interactive "
+                f"Error: '{tool.name}' {why}, and this non-interactive "
                 f"session cannot ask. The user can allow it with {how}",
             )
         answer = await self.asker(tool, arguments)

@@ -1,4 +1,5 @@
-"""The system prompt: who the agent is, where it works, and what each MCP server says.
+"""The system prompt: who the agent is, where it works, how to use its file tools, the
+memory files (AGENTS.md), what each MCP server says, and the user's ``--append-system-prompt``.
 
 Servers may send ``instructions`` (at ``initialize`` in the handshake era, in
 ``server/discover`` in the 2026-07-28 era); they are appended, each cut to
@@ -11,8 +12,10 @@ from __future__ import annotations
 
 import logging
 import platform
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from pathlib import Path
+
+from cat_code.agent.memory import MemoryFile
 
 logger = logging.getLogger(__name__)
 
@@ -26,12 +29,36 @@ Platform: {platform}
 Use the tools to look at files, run commands and call services instead of guessing. \
 Tools named mcp__<server>__<tool> come from MCP servers the user configured. A tool \
 result that starts with "Error:" failed; read it and adapt rather than repeating the \
-same call. Answer concisely; your text is shown in a terminal as Markdown."""
+same call. Answer concisely; your text is shown in a terminal as Markdown.
+
+Working with files:
+- Find files with glob (e.g. **/*.py) and search their contents with grep; do not use \
+find, grep, rg, cat, head or sed in the shell for that.
+- Read a file with read_file before you change it; edit_file and write_file refuse a \
+file you have not read, or one that changed since you read it (then read it again).
+- Prefer edit_file to change part of a file: old_string must be copied exactly from the \
+file (without read_file's line numbers) and occur once, so include enough surrounding \
+lines. Use write_file only for new files or a complete rewrite.
+- Keep to the style of the code around you. Do not create files the task does not need."""
 
 
-def build_system_prompt(cwd: Path, instructions: Mapping[str, str] | None = None) -> str:
-    """The system prompt for ``cwd``, with each server's instructions (server → text)."""
+def build_system_prompt(
+    cwd: Path,
+    instructions: Mapping[str, str] | None = None,
+    *,
+    memory: Sequence[MemoryFile] = (),
+    append: str | None = None,
+) -> str:
+    """The system prompt for ``cwd``: the memory files (each with its path), each server's
+    instructions (server → text), then ``append`` (``--append-system-prompt``)."""
     text = BASE_PROMPT.format(cwd=cwd, platform=f"{platform.system()} {platform.release()}")
+    for memory_file in memory:
+        if memory_file.text.strip():
+            cut = " (cut)" if memory_file.cut else ""
+            text += (
+                f"\n\nInstructions from {memory_file.path}{cut} (the user's memory file; "
+                f"follow them):\n{memory_file.text.strip()}"
+            )
     for server, note in (instructions or {}).items():
         note = note.strip()
         if not note:
@@ -39,4 +66,6 @@ def build_system_prompt(cwd: Path, instructions: Mapping[str, str] | None = None
         if len(note) > MAX_INSTRUCTIONS_CHARS:
             note = note[:MAX_INSTRUCTIONS_CHARS] + " …[cut]"
         text += f"\n\nInstructions from MCP server '{server}':\n{note}"
+    if append and append.strip():
+        text += f"\n\n{append.strip()}"
     return text

@@ -12,18 +12,30 @@ gave its answer, 1 otherwise. SIGINT, SIGTERM and SIGHUP end the run through the
 same cleanup as success (`cat_code.host.shutdown`): every MCP server is closed before the
 process exits, with 128 + N. Everything printed, the answer included, goes through
 `safe_text`: no server and no model output can drive the terminal.
+
+``--output-format json`` prints nothing on stdout but one result object at the end;
+``stream-json`` prints one JSON object per line as things happen: a ``system``/``init``
+line first, an ``assistant`` line per model message (text and ``tool_use`` blocks), a
+``user`` line per set of tool results (``tool_result`` blocks), and the same result
+object last (Claude Code's shapes). In both, stdout holds nothing else; stderr is as in
+text mode. A run that fails before it starts (no model, an empty prompt) still ends with
+a result object.
 """
 
 from __future__ import annotations
 
 import argparse
 import asyncio
+import json
 import logging
 import sys
+import time
+import uuid
 from pathlib import Path
 from typing import Any
 
-from cat_code.agent.loop import DEFAULT_MAX_TURNS, Agent, AgentEvents
+from cat_code.agent.loop import DEFAULT_MAX_TURNS, Agent, AgentEvents, Outcome
+from cat_code.agent.memory import load_memory
 from cat_code.agent.permissions import Permissions, RuleBook
 from cat_code.agent.providers import (
     ModelSpecError,
@@ -31,9 +43,10 @@ from cat_code.agent.providers import (
     create_provider,
     resolve_model,
 )
-from cat_code.agent.providers.base import ModelError, ToolCall
+from cat_code.agent.providers.base import AssistantMessage, ModelError, ToolCall
 from cat_code.agent.system_prompt import build_system_prompt
 from cat_code.agent.transcript import tool_line
+from cat_code.host.home import cat_code_home, private_files
 from cat_code.host.safe_text import safe_text
 from cat_code.host.shutdown import run_until_signal
 from cat_code.tools.base import ToolResult
@@ -48,13 +61,90 @@ EXIT_FAILED = 1
 
 def run_oneshot(args: argparse.Namespace) -> int:
     """Entry point for ``cat-code -p``."""
+    report = _Report(getattr(args, "output_format", "text"))
     prompt: str = args.prompt
     if prompt == "-":
         prompt = sys.stdin.read()
     if not prompt.strip():
-        _say("cat-code: the prompt is empty")
+        report.failed("the prompt is empty")
         return EXIT_FAILED
-    return asyncio.run(_run(args, prompt))
+    return asyncio.run(_run(args, prompt, report))
+
+
+def _emit(record: dict[str, Any]) -> None:
+    sys.stdout.write(json.dumps(record, ensure_ascii=False) + "\n")
+    sys.stdout.flush()
+
+
+class _Report:
+    """What a run prints on stdout in ``json`` and ``stream-json`` mode (nothing in text)."""
+
+    def __init__(self, output_format: str) -> None:
+        self.format = output_format
+        self.session_id = str(uuid.uuid4())
+        self.started = time.monotonic()
+
+    @property
+    def structured(self) -> bool:
+        return self.format in ("json", "stream-json")
+
+    @property
+    def streaming(self) -> bool:
+        return self.format == "stream-json"
+
+    def line(self, record: dict[str, Any]) -> None:
+        """One ``stream-json`` line (nothing in the other formats)."""
+        if self.streaming:
+            _emit({**record, "session_id": self.session_id})
+
+    def init(self, model: str, tools: list[str], servers: list[dict[str, str]]) -> None:
+        self.line(
+            {
+                "type": "system",
+                "subtype": "init",
+                "cwd": str(Path.cwd()),
+                "model": model,
+                "tools": tools,
+                "mcp_servers": servers,
+            }
+        )
+
+    def result(self, outcome: Outcome | None, error: str | None = None) -> None:
+        """The result object, last (json and stream-json)."""
+        if not self.structured:
+            return
+        if outcome is not None and outcome.status == "done":
+            subtype = "success"
+        elif outcome is not None and outcome.status == "max_turns":
+            subtype = "error_max_turns"
+            error = error or outcome.turn_limit_note
+        else:
+            subtype = "error"
+        usage = outcome.usage if outcome is not None else None
+        record: dict[str, Any] = {
+            "type": "result",
+            "subtype": subtype,
+            "is_error": subtype != "success",
+            "result": outcome.text if outcome is not None else "",
+            "num_turns": outcome.model_turns if outcome is not None else 0,
+            "duration_ms": round((time.monotonic() - self.started) * 1000),
+            "session_id": self.session_id,
+            "usage": {
+                "input_tokens": usage.input_tokens if usage else 0,
+                "output_tokens": usage.output_tokens if usage else 0,
+                # Not reported by the providers yet: always 0.
+                "cache_read_input_tokens": 0,
+                "cache_creation_input_tokens": 0,
+            },
+        }
+        if error is not None:
+            record["error"] = error
+        _emit(record)
+
+    def failed(self, error: str) -> None:
+        """A run that could not start: said on stderr, and as a result object."""
+        _say(f"cat-code: {error}")
+        self.result(None, error)
 
 
 def _say(text: str) -> None:
@@ -63,9 +153,11 @@ def _say(text: str) -> None:
 
 
 class _OneShotEvents(AgentEvents):
-    """The model's text on stdout as it comes; tool calls and progress on stderr."""
+    """The model's text on stdout as it comes (text mode), or the ``stream-json`` lines;
+    tool calls and progress on stderr."""
 
-    def __init__(self) -> None:
+    def __init__(self, report: _Report) -> None:
+        self.report = report
         self._last_progress: dict[str, str] = {}
         self._streamed = False  # the current message's text is on stdout already
         self._line_open = False  # stdout's last line has no newline yet
@@ -93,12 +185,35 @@ class _OneShotEvents(AgentEvents):
             self._write("\n")
 
     def _write(self, text: str) -> None:
-        if not text:
+        if not text or self.report.structured:
             return
         # The answer too: a prompt-injected model could write escape sequences.
         sys.stdout.write(safe_text(text))
         sys.stdout.flush()
         self._line_open = not text.endswith("\n")
+
+    def assistant_message(self, message: AssistantMessage) -> None:
+        content: list[dict[str, Any]] = []
+        if message.text:
+            content.append({"type": "text", "text": message.text})
+        for call in message.tool_calls:
+            block = {"type": "tool_use", "id": call.id, "name": call.name, "input": call.arguments}
+            content.append(block)
+        body = {"type": "message", "role": "assistant", "content": content}
+        self.report.line({"type": "assistant", "message": body, "parent_tool_use_id": None})
+
+    def tool_results(self, results: list[ToolResult]) -> None:
+        content = [
+            {
+                "type": "tool_result",
+                "tool_use_id": result.tool_call_id,
+                "content": result.content,
+                "is_error": result.is_error,
+            }
+            for result in results
+        ]
+        body = {"role": "user", "content": content}
+        self.report.line({"type": "user", "message": body, "parent_tool_use_id": None})
 
     def tool_progress(
         self, call: ToolCall, progress: float, total: float | None, message: str | None
@@ -126,11 +241,16 @@ async def _decline(server: str, params: dict[str, Any]) -> dict[str, Any]:
     return {"action": "decline"}
 
 
-async def _run(args: argparse.Namespace, prompt: str) -> int:
+def _server_state(state: str) -> str:
+    """A server's state as stream-json's ``mcp_servers`` names it (Claude Code's words)."""
+    return {"NEEDS_LOGIN": "needs-auth"}.get(state, state.lower().replace("_", "-"))
+
+
+async def _run(args: argparse.Namespace, prompt: str, report: _Report) -> int:
     try:
         provider = create_provider(resolve_model(args.model))
     except (ModelSpecError, NoModelConfigured) as exc:
-        _say(f"cat-code: {exc}")
+        report.failed(str(exc))
         return EXIT_FAILED
 
     from cat_code.host.config.load import load_config_from_args
@@ -140,9 +260,10 @@ async def _run(args: argparse.Namespace, prompt: str) -> int:
     # The SDK import (about a second) overlaps the servers' startup.
     prepare = asyncio.create_task(provider.prepare(), name="model-prepare")
 
-    events = _OneShotEvents()
+    events = _OneShotEvents(report)
 
     async def work() -> int:
+        outcome: Outcome | None = None
         try:
             await pool.connect_all()
             for status in pool.status():
@@ -158,21 +279,36 @@ async def _run(args: argparse.Namespace, prompt: str) -> int:
             rules = RuleBook.from_settings()
             for warning in rules.warnings():
                 _say(f"cat-code: warning: {warning}")
+            from cat_code.host.output_policy import output_dir
+            from cat_code.mcp.roots import default_roots
+
+            roots = default_roots()
             permissions = Permissions(
-                approve_all=args.yes, allow_patterns=args.allow_tool, rules=rules
+                approve_all=args.yes,
+                allow_patterns=args.allow_tool,
+                rules=rules,
+                # Read-only file tools read here without asking: cwd, --add-dir, saved output.
+                workspace=lambda: [*roots.paths, output_dir()],
             )
-            registry = ToolRegistry(
-                [*builtin_tools(Path.cwd()), *resource_tools(pool, permissions.denies_server)]
-            )
+            # The built-in tools (shell and the file tools) are registered here.
+            tools = builtin_tools(Path.cwd(), protected=private_files())
+            registry = ToolRegistry([*tools, *resource_tools(pool, permissions.denies_server)])
             pool.register_into(registry)
+            memory = load_memory(Path.cwd(), cat_code_home())
+            append = getattr(args, "append_system_prompt", None)
             agent = Agent(
                 provider,
                 registry,
                 permissions=permissions,
-                system_prompt=lambda: build_system_prompt(Path.cwd(), pool.instructions()),
+                system_prompt=lambda: build_system_prompt(
+                    Path.cwd(), pool.instructions(), memory=memory, append=append
+                ),
                 max_turns=args.max_turns or DEFAULT_MAX_TURNS,
                 events=events,
             )
+            servers = [{"name": s.name, "status": _server_state(s.state)} for s in pool.status()]
+            model = provider.name.partition(":")[2] or provider.name
+            report.init(model, registry.names(), servers)
             outcome = await agent.run(prompt)
         finally:
             events.end_line()
@@ -181,11 +317,14 @@ async def _run(args: argparse.Namespace, prompt: str) -> int:
         if outcome.status == "done":
             if outcome.stop_reason == "max_tokens":
                 _say("cat-code: the answer was cut off at the output token limit")
+            report.result(outcome)
             return EXIT_OK
         if outcome.status == "error":
             _say(f"cat-code: {outcome.error}")
+            report.result(outcome, str(outcome.error))
         else:
             _say(f"cat-code: {outcome.turn_limit_note}")
+            report.result(outcome)
         return EXIT_FAILED
 
     return await run_until_signal(pool, work)

@@ -113,6 +113,15 @@ def build_parser() -> argparse.ArgumentParser:
         "--max-turns", action=_MaxTurns, default=None, metavar="N",
         help="stop after N model turns per prompt (a whole number >= 1; default 50)",
     )  # fmt: skip
+    parser.add_argument(
+        "--output-format", choices=("text", "json", "stream-json"), default="text",
+        help="with -p: text (the answer, as it streams), json (one result object at the end) "
+        "or stream-json (one JSON object per line as things happen, the result last)",
+    )  # fmt: skip
+    parser.add_argument(
+        "--append-system-prompt", metavar="TEXT", default=None,
+        help="add TEXT at the end of the system prompt",
+    )  # fmt: skip
     commands = parser.add_subparsers(dest="command", metavar="COMMAND")
     mcp = commands.add_parser(
         "mcp", help="inspect and call the configured MCP servers (no model needed)",

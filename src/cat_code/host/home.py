@@ -28,6 +28,7 @@ from cat_code.mcp.files import LOCK_WAIT_S, PRIVATE_FILE_MODE, atomic_write, fil
 
 if TYPE_CHECKING:
     from cat_code.mcp.auth.store import FileTokenStore
+    from cat_code.tools.builtin import Protected
 
 logger = logging.getLogger(__name__)
 
@@ -101,3 +102,20 @@ def _tighten(path: Path, mode: int) -> None:
             path.chmod(mode)
     except OSError as exc:
         logger.warning("%s: cannot set its mode to %o: %s", path, mode, exc.strerror)
+
+
+#: Files in the home folder no built-in tool may read, list or write, whatever the rules:
+#: the token store and its lock and temporary files, every lock, the REPL history (pasted
+#: arguments), the user's permission rules (a model must not grant itself tools), and
+#: per-project approvals (other projects' settings).
+PRIVATE_FILES = (
+    f"{CREDENTIALS_FILE}*", "*.lock", "history", "settings.json", "*approv*", "*trust*",
+)  # fmt: skip
+
+
+def private_files(environ: Mapping[str, str] | None = None) -> Protected:
+    """cat-code's own secrets, as the file tools are told to guard them."""
+    from cat_code.tools.builtin import Protected  # only sessions with file tools need it
+
+    home = cat_code_home(environ)
+    return Protected(patterns=tuple((home, glob) for glob in PRIVATE_FILES))

@@ -32,7 +32,7 @@ from typing import Any
 
 from cat_code.host.home import cat_code_home, ensure_home
 from cat_code.tools.base import Media, ToolResult
-from cat_code.tools.builtin import MAX_OUTPUT_CHARS as READ_FILE_MAX_CHARS
+from cat_code.tools.builtin import MAX_LINE_CHARS as READ_FILE_MAX_CHARS
 
 logger = logging.getLogger(__name__)
 

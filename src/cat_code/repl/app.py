@@ -32,6 +32,7 @@ from rich.text import Text
 
 from cat_code import __version__
 from cat_code.agent.loop import DEFAULT_MAX_TURNS, Agent
+from cat_code.agent.memory import load_memory
 from cat_code.agent.permissions import Answer, Permissions, RuleBook, RuleError, server_of
 from cat_code.agent.providers import (
     ModelSpecError,
@@ -44,7 +45,7 @@ from cat_code.agent.providers.base import Message, ToolCall
 from cat_code.agent.system_prompt import build_system_prompt
 from cat_code.agent.transcript import compact_json
 from cat_code.host.config.load import McpConfig, load_config, load_config_from_args
-from cat_code.host.home import cat_code_home, ensure_home, private_file
+from cat_code.host.home import cat_code_home, ensure_home, private_file, private_files
 from cat_code.host.pool import McpPool, McpServer, ServerStatus
 from cat_code.host.prompts import command_names
 from cat_code.host.resource_tools import resource_tools
@@ -67,6 +68,7 @@ from cat_code.repl.commands import (
     ReloadConfig,
     RemoveRule,
     Show,
+    SwitchModel,
     complete,
     handle_command,
     is_command,
@@ -83,11 +85,12 @@ from cat_code.repl.prompt_commands import ListPrompts, ListResources, RunPrompt
 from cat_code.repl.render import (
     ConsoleLogHandler,
     TurnView,
+    change_diff,
     error_line,
     make_console,
     note_line,
 )
-from cat_code.tools.builtin import builtin_tools
+from cat_code.tools.builtin import FileLedger, builtin_tools
 from cat_code.tools.registry import DuplicateToolError, ToolRegistry
 
 logger = logging.getLogger(__name__)
@@ -154,7 +157,13 @@ class Repl:
         self.args = args
         self.console = make_console()
         self.view = TurnView(self.console)
-        self.registry = ToolRegistry(builtin_tools(Path.cwd()))
+        #: What the model has read in this conversation (edit_file, write_file check it).
+        self.ledger = FileLedger()
+        # The built-in tools (shell and the file tools) are registered here.
+        self.registry = ToolRegistry(
+            builtin_tools(Path.cwd(), protected=private_files(), ledger=self.ledger)
+        )
+        self.memory = load_memory(Path.cwd(), cat_code_home())
         self.provider: Provider | None = None
         self.model_problem: str | None = None
         try:
@@ -167,25 +176,35 @@ class Repl:
             allow_patterns=args.allow_tool,
             asker=self._ask_permission,
             rules=self.rules,
+            # Read-only file tools read here without asking: the roots, saved tool output.
+            workspace=self._workspace,
         )
         #: cwd and ``--add-dir``; ``/add-dir`` adds more (every server shares them).
         self.roots = default_roots()
         self.pool: McpPool | None = None
         self.agent: Agent | None = None
         if self.provider is not None:
-            self.agent = Agent(
-                self.provider,
-                self.registry,
-                permissions=self.permissions,
-                system_prompt=self._system_prompt,
-                max_turns=args.max_turns or DEFAULT_MAX_TURNS,
-                events=self.view,
-            )
+            self.agent = self._new_agent(self.provider)
         self._foreground: asyncio.Future[Any] | None = None
         self._mcp_ready = asyncio.Event()
         self._ask_lock = asyncio.Lock()
         self._session: PromptSession[str] | None = None
         self._questions: PromptSession[str] | None = None
+
+    def _new_agent(self, provider: Provider) -> Agent:
+        return Agent(
+            provider,
+            self.registry,
+            permissions=self.permissions,
+            system_prompt=self._system_prompt,
+            max_turns=self.args.max_turns or DEFAULT_MAX_TURNS,
+            events=self.view,
+        )
+
+    def _workspace(self) -> list[Path]:
+        from cat_code.host.output_policy import output_dir
+
+        return [*self.roots.paths, output_dir()]
 
     # -- lifecycle -------------------------------------------------------------------
 
@@ -268,7 +287,8 @@ class Repl:
 
     def _system_prompt(self) -> str:
         instructions = self.pool.instructions() if self.pool is not None else {}
-        return build_system_prompt(Path.cwd(), instructions)
+        append = getattr(self.args, "append_system_prompt", None)
+        return build_system_prompt(Path.cwd(), instructions, memory=self.memory, append=append)
 
     # -- reading and dispatching ---------------------------------------------------------
 
@@ -317,6 +337,7 @@ class Repl:
             tool_search=self._tool_search_status,
             width=self.console.width,
             rules=self.rules,
+            memory=self.memory,
         )
 
     def _tool_search_status(self) -> str | None:
@@ -340,12 +361,35 @@ class Repl:
             await self._manage(action)
         elif isinstance(action, Show):
             self.console.print(Text(action.text, style="red" if action.kind == "error" else ""))
+        elif isinstance(action, SwitchModel):
+            await self._switch_model(action.spec)
         elif isinstance(action, ClearConversation):
             if self.agent is not None:
                 self.agent.clear()
+            self.ledger.forget_all()  # a new conversation has read nothing
             self.console.print(Text("conversation cleared", style="bright_black"))
         else:
             await self._call_tool(action)
+
+    async def _switch_model(self, spec: str) -> None:
+        """``/model NAME``: the conversation goes on with another model (its messages are
+        our own types, so any provider can take them)."""
+        try:
+            provider = create_provider(resolve_model(spec))
+        except (ModelSpecError, NoModelConfigured) as exc:
+            self.console.print(error_line(f"/model: {exc}"))
+            return
+        old, self.provider, self.model_problem = self.provider, provider, None
+        if self.agent is None:
+            self.agent = self._new_agent(provider)
+        else:
+            from cat_code.agent.tool_search import ToolSearch
+
+            self.agent.provider = provider
+            self.agent.tool_search = ToolSearch(self.registry, provider.name)
+        if old is not None:
+            await old.close()
+        self.console.print(Text(f"model: {provider.name} (the conversation goes on)"))
 
     def _change_settings(self, action: AddDir | RemoveRule) -> None:
         """``/add-dir`` (the servers are told by the roots) and ``/permissions remove``."""
@@ -604,14 +648,20 @@ class Repl:
             options += f" · s always server '{server}'"
         async with self._ask_lock:
             with self.view.paused():
+                change = await tool.preview(arguments)
+                shown = dict(arguments)
+                if change is not None:  # the diff shows the text: only the path here
+                    shown = {"path": change.shown}
                 self.console.print(
                     Text.assemble(
                         ("? ", "yellow"),
                         (tool.name, "bold"),
                         " ",
-                        (compact_json(arguments), "bright_black"),
+                        (compact_json(shown), "bright_black"),
                     )
                 )
+                if change is not None:
+                    self.console.print(change_diff(change), end="")
                 while True:
                     try:
                         raw = await self._question(f"  allow? {options} › ")

@@ -5,7 +5,7 @@
 app signs in or out and reconnects the server), `ReloadConfig` / `ManageServer` (the app
 re-reads the config, or restarts, disables or enables one server), `AddDir` (a checked
 folder for the roots), `RemoveRule` (the app removes a permission rule),
-`ClearConversation` or `Exit`. `complete`
+`ClearConversation`, `SwitchModel` (``/model NAME``) or `Exit`. `complete`
 is the same idea for tab completion. Both read the session through `CommandContext`, so
 they are tested without a terminal, a model or a server.
 """
@@ -27,6 +27,7 @@ from cat_code.tools.registry import ToolRegistry
 if TYPE_CHECKING:
     from pathlib import Path
 
+    from cat_code.agent.memory import MemoryFile
     from cat_code.agent.permissions import RuleBook
     from cat_code.host.pool import McpPool, ServerStatus
 
@@ -84,6 +85,13 @@ class RemoveRule:
 
 
 @dataclass(frozen=True, slots=True)
+class SwitchModel:
+    """``/model NAME``: go on with another model, keeping the conversation."""
+
+    spec: str
+
+
+@dataclass(frozen=True, slots=True)
 class Exit:
     pass
 
@@ -102,6 +110,7 @@ Action = (
     | RunPrompt
     | AddDir
     | RemoveRule
+    | SwitchModel
 )
 
 
@@ -124,6 +133,8 @@ class CommandContext:
     tool_search: Callable[[], str | None] = field(default=lambda: None)
     #: The permission rules (/permissions), when the session has them.
     rules: RuleBook | None = None
+    #: The memory files in the system prompt (/memory).
+    memory: list[MemoryFile] = field(default_factory=list)
 
 
 #: name → (arguments, one-line help), in /help order.
@@ -147,7 +158,9 @@ COMMANDS: dict[str, tuple[str, str]] = {
     "/permissions": ("[remove RULE|N]", "the allow/deny rules and their files; remove one "
                      "from your settings"),
     "/tools": ("", "every tool the model can use, built-in and MCP, and if tool search is on"),
-    "/model": ("", "the model in use and how to change it"),
+    "/model": ("[NAME]", "the model in use; /model PROVIDER:NAME switches to another, "
+               "keeping the conversation"),
+    "/memory": ("", "the memory files (AGENTS.md) in the system prompt"),
     "/clear": ("", "forget the conversation"),
     "/exit": ("", "close every MCP server and quit (also /quit, Ctrl-D)"),
 }  # fmt: skip
@@ -177,13 +190,12 @@ def handle_command(line: str, ctx: CommandContext) -> Action:
         return Show(tools_text(ctx.registry, ctx.width, ctx.tool_search()))
     if name == "/model":
         if rest:
-            # Typed as if it switched models: say that it does not, and how to.
-            return Show(
-                f"/model only shows the model; to use {rest}, restart with "
-                f"`cat-code --model {rest}` (or set CAT_CODE_MODEL)\n{model_text(ctx)}",
-                "error",
-            )
+            return SwitchModel(rest)
         return Show(model_text(ctx))
+    if name == "/memory":
+        from cat_code.agent.memory import describe_memory
+
+        return Show(describe_memory(ctx.memory))
     if name == "/mcp":
         return _mcp(rest, ctx)
     if name == "/add-dir":
@@ -200,6 +212,7 @@ def handle_command(line: str, ctx: CommandContext) -> Action:
 
 _COMMAND_NAMES = (
     "/help", "/exit", "/quit", "/clear", "/tools", "/model", "/mcp", "/add-dir", "/permissions",
+    "/memory",
 )  # fmt: skip
 _MANAGE_VERBS: dict[str, Literal["restart", "disable", "enable"]] = {
     "restart": "restart",
@@ -398,7 +411,8 @@ def model_text(ctx: CommandContext) -> str:
     if ctx.model is None and ctx.model_problem:
         lines.append(f"  {ctx.model_problem}")
     lines += [
-        f"  choose with --model PROVIDER:NAME or $CAT_CODE_MODEL (default {DEFAULT_MODEL})",
+        f"  choose with /model PROVIDER:NAME, --model PROVIDER:NAME or $CAT_CODE_MODEL "
+        f"(default {DEFAULT_MODEL})",
         "  anthropic:<model>  needs ANTHROPIC_API_KEY (ANTHROPIC_BASE_URL for a proxy)",
         "  openai:<model>     needs OPENAI_API_KEY, or OPENAI_BASE_URL for a local server "
         "(Ollama, llama.cpp, vLLM)",

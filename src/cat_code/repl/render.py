@@ -38,7 +38,7 @@ from cat_code.agent.providers.base import ModelError, ToolCall
 from cat_code.agent.transcript import ARROW, BULLET, INDENT, call_head, compact_json, tool_line
 from cat_code.host.safe_text import safe_text
 from cat_code.repl.markdown_stream import MarkdownStream, RenderedPrefix
-from cat_code.tools.base import ToolResult
+from cat_code.tools.base import FileChange, ToolResult
 
 logger = logging.getLogger(__name__)
 
@@ -80,6 +80,54 @@ def tool_entry(name: str, arguments: Any, result: ToolResult, width: int) -> Tex
     text.append(" " + compact_json(arguments), style="bright_black")
     text.append(f" {ARROW} ")
     text.append(plain[len(head) :], style="red" if result.is_error else "")
+    return text
+
+
+#: Lines of a change shown in the approval question (a new file: its first lines).
+DIFF_LINES = 60
+NEW_FILE_LINES = 20
+
+
+def change_diff(change: FileChange) -> Text:
+    """A file change as a coloured unified diff (a new file: its first lines, all added)."""
+    import difflib
+
+    text = Text()
+    if change.before is None:
+        lines = change.after.splitlines()
+        text.append(f"  new file {change.shown} ({len(lines)} lines)\n", style="bold")
+        for line in lines[:NEW_FILE_LINES]:
+            text.append(f"  + {line}\n", style="green")
+        if len(lines) > NEW_FILE_LINES:
+            text.append(f"  … {len(lines) - NEW_FILE_LINES} more lines\n", style="bright_black")
+        return text
+    diff = list(
+        difflib.unified_diff(
+            change.before.splitlines(),
+            change.after.splitlines(),
+            fromfile=f"a/{change.shown}",
+            tofile=f"b/{change.shown}",
+            lineterm="",
+        )
+    )
+    if not diff:
+        text.append(f"  {change.shown}: no change\n", style="bright_black")
+        return text
+    for line in diff[:DIFF_LINES]:
+        style = (
+            "bold"
+            if line.startswith(("---", "+++"))
+            else "cyan"
+            if line.startswith("@@")
+            else "green"
+            if line.startswith("+")
+            else "red"
+            if line.startswith("-")
+            else ""
+        )
+        text.append(f"  {line}\n", style=style)
+    if len(diff) > DIFF_LINES:
+        text.append(f"  … {len(diff) - DIFF_LINES} more diff lines\n", style="bright_black")
     return text
 
 

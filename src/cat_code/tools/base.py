@@ -11,6 +11,7 @@ from __future__ import annotations
 from abc import ABC, abstractmethod
 from collections.abc import Callable
 from dataclasses import dataclass, field
+from pathlib import Path
 from typing import Any, Literal
 
 #: Called with (progress, total, message) while a tool runs, when the tool can report it.
@@ -49,6 +50,17 @@ class ToolResult:
         return cls(content=message, is_error=True)
 
 
+@dataclass(frozen=True, slots=True)
+class FileChange:
+    """What a call would do to a file, for the user to see before approving it:
+    ``before`` is None for a new file."""
+
+    path: Path
+    shown: str
+    before: str | None
+    after: str
+
+
 class Tool(ABC):
     """A tool the agent can call."""
 
@@ -65,6 +77,17 @@ class Tool(ABC):
         """Names besides its own that the permission rules check for this call: a deny
         rule covering any of them refuses it (a resource tool names the server it reads)."""
         return []
+
+    def file_paths(self, arguments: dict[str, Any]) -> list[Path]:
+        """The files or folders this call reads or writes, absolute (file tools say; other
+        tools touch none). A read-only call runs without asking only when each is inside
+        the working directory or an added folder."""
+        return []
+
+    async def preview(self, arguments: dict[str, Any]) -> FileChange | None:
+        """The change this call would make to a file, for the approval question (None:
+        it changes no file, or the change cannot be worked out — the call will say why)."""
+        return None
 
     @abstractmethod
     async def execute(

@@ -1,0 +1,89 @@
+"""Memory files: the project's standing instructions, read into the system prompt.
+
+`load_memory` finds, in this order: ``$CAT_CODE_HOME/AGENTS.md`` (the user's, for every
+project), then ``AGENTS.md`` in each folder from the git root down to the working
+directory (outside a repository: the working directory only). Where a folder has no
+``AGENTS.md`` but a ``CLAUDE.md``, that is read instead, so a project set up for Claude
+Code works as it is. Each file is cut at `MAX_MEMORY_CHARS`; one that cannot be read is
+skipped with a log line. Files are read once, when a session starts (``/memory`` lists
+them); they are not watched.
+"""
+
+from __future__ import annotations
+
+import logging
+from dataclasses import dataclass
+from pathlib import Path
+
+logger = logging.getLogger(__name__)
+
+MEMORY_FILE = "AGENTS.md"
+#: Read where a folder has no AGENTS.md (Claude Code's name for the same file).
+FALLBACK_FILE = "CLAUDE.md"
+#: One memory file's most characters in the prompt (≈10k tokens).
+MAX_MEMORY_CHARS = 40_000
+
+
+@dataclass(frozen=True, slots=True)
+class MemoryFile:
+    path: Path
+    text: str
+    #: The file was longer than `MAX_MEMORY_CHARS` and was cut.
+    cut: bool = False
+
+
+def _git_root(folder: Path) -> Path | None:
+    for candidate in (folder, *folder.parents):
+        if (candidate / ".git").exists():
+            return candidate
+    return None
+
+
+def memory_paths(cwd: Path, home: Path) -> list[Path]:
+    """The memory files that exist, in the order they go into the prompt."""
+    cwd = cwd.resolve()
+    found: list[Path] = []
+    user = home / MEMORY_FILE
+    if user.is_file():
+        found.append(user)
+    top = _git_root(cwd) or cwd
+    folders = [cwd, *cwd.parents]
+    folders = list(reversed(folders[: folders.index(top) + 1]))
+    for folder in folders:
+        for name in (MEMORY_FILE, FALLBACK_FILE):
+            candidate = folder / name
+            if candidate.is_file():
+                if candidate.resolve() not in {p.resolve() for p in found}:
+                    found.append(candidate)
+                break
+    return found
+
+
+def load_memory(cwd: Path, home: Path) -> list[MemoryFile]:
+    """The memory files for a session in ``cwd`` (see the module docstring)."""
+    loaded = []
+    for path in memory_paths(cwd, home):
+        try:
+            with open(path, encoding="utf-8", errors="replace") as handle:
+                text = handle.read(MAX_MEMORY_CHARS + 1)
+        except OSError as exc:
+            logger.warning("cannot read the memory file %s: %s", path, exc)
+            continue
+        cut = len(text) > MAX_MEMORY_CHARS
+        loaded.append(MemoryFile(path, text[:MAX_MEMORY_CHARS], cut))
+    return loaded
+
+
+def describe_memory(files: list[MemoryFile]) -> str:
+    """What ``/memory`` shows."""
+    if not files:
+        return (
+            f"memory files: none (cat-code reads {MEMORY_FILE} from the git root down to the "
+            f"working directory, and $CAT_CODE_HOME/{MEMORY_FILE}; {FALLBACK_FILE} where no "
+            f"{MEMORY_FILE} is beside it)"
+        )
+    lines = ["memory files in the system prompt:"]
+    for memory in files:
+        size = f"{len(memory.text):,} characters" + (" (cut)" if memory.cut else "")
+        lines.append(f"  {memory.path}  {size}")
+    return "\n".join(lines)

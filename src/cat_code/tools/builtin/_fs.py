@@ -1,0 +1,405 @@
+"""What the file tools share: paths, protected files, bounded reads, text codecs, atomic writes.
+
+Invariants every file tool keeps through these helpers:
+
+- Nothing blocks for good: a path is `os.stat`-ed before it is opened, anything but a
+  regular file is refused, the open is non-blocking (a FIFO swapped in after the stat
+  still cannot hang it), and no read takes more than a cap. The blocking work runs on a
+  *daemon* thread (`in_thread`), never on asyncio's default executor, whose threads
+  ``asyncio.run`` joins at exit: a wedged read can never keep cat-code from ending.
+- `Protected` paths (cat-code's own secrets, given by whoever builds the tools) are never
+  read, listed or written, whatever the permission rules say.
+- A write is atomic (a temporary file beside the target, fsync, rename) and goes through
+  a symlink to the file it points at; an existing file keeps its mode.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import hashlib
+import os
+import secrets
+import stat
+import threading
+from abc import abstractmethod
+from collections.abc import Callable, Iterable
+from dataclasses import dataclass, field
+from fnmatch import fnmatchcase
+from pathlib import Path
+from typing import Any, TypeVar
+
+from cat_code.tools.base import ProgressCallback, Tool, ToolResult
+
+_T = TypeVar("_T")
+
+#: Output beyond this many characters is cut; the model rarely needs more and context is dear.
+MAX_OUTPUT_CHARS = 30_000
+#: The most read_file, edit_file and write_file read of one file: a 10 GB log or
+#: /dev/zero cannot exhaust memory, and no model needs more of one file at once.
+MAX_READ_BYTES = 16 * 1024 * 1024
+#: A file whose first bytes hold a NUL is taken as binary (git and ripgrep do the same).
+BINARY_PROBE_BYTES = 8192
+
+
+def cut(text: str, limit: int = MAX_OUTPUT_CHARS) -> str:
+    """``text``, cut to ``limit`` characters with a note saying how much was left out."""
+    if len(text) <= limit:
+        return text
+    return text[:limit] + f"\n… [{len(text) - limit} more characters cut]"
+
+
+class FileToolError(Exception):
+    """A file tool refused or failed; ``str`` is the sentence the model reads."""
+
+
+def in_thread(function: Callable[[], _T]) -> asyncio.Future[_T]:
+    """Run ``function`` on a new daemon thread; its result (or exception) as a future.
+
+    Not `asyncio.to_thread`: the default executor's threads are joined when
+    ``asyncio.run`` ends, so one read stuck in the kernel (a FIFO, a dead NFS mount) would
+    keep the process alive after SIGTERM. A daemon thread dies with the process.
+    """
+    loop = asyncio.get_running_loop()
+    future: asyncio.Future[_T] = loop.create_future()
+
+    def settle(result: _T | None, error: BaseException | None) -> None:
+        if future.done():
+            return  # the caller was cancelled meanwhile
+        if error is not None:
+            future.set_exception(error)
+        else:
+            future.set_result(result)  # type: ignore[arg-type]
+
+    def run() -> None:
+        try:
+            result = function()
+        except BaseException as exc:  # handed to the awaiting task, which decides
+            with contextlib.suppress(RuntimeError):  # the loop is closed: nobody waits
+                loop.call_soon_threadsafe(settle, None, exc)
+            return
+        with contextlib.suppress(RuntimeError):
+            loop.call_soon_threadsafe(settle, result, None)
+
+    threading.Thread(target=run, name="cat-code-file-tool", daemon=True).start()
+    return future
+
+
+@dataclass(frozen=True, slots=True)
+class Protected:
+    """Files no file tool ever touches: each of ``paths`` (a folder covers its whole tree)
+    and, in each (folder, glob) of ``patterns``, the files directly in it whose names match.
+    Compared by real path, so a symlink or ``..`` does not get around it."""
+
+    paths: tuple[Path, ...] = ()
+    patterns: tuple[tuple[Path, str], ...] = ()
+    _real: tuple[Path, ...] = field(init=False, repr=False, compare=False, default=())
+    _real_patterns: tuple[tuple[Path, str], ...] = field(
+        init=False, repr=False, compare=False, default=()
+    )
+
+    def __post_init__(self) -> None:
+        object.__setattr__(self, "_real", tuple(real_path(p) for p in self.paths))
+        pairs = tuple((real_path(folder), glob) for folder, glob in self.patterns)
+        object.__setattr__(self, "_real_patterns", pairs)
+
+    def covers(self, path: Path) -> bool:
+        """Whether ``path`` (absolute) is, or is inside, a protected path."""
+        target = real_path(path)
+        for guarded in self._real:
+            if target == guarded or target.is_relative_to(guarded):
+                return True
+        return any(
+            target.parent == folder and fnmatchcase(target.name, glob)
+            for folder, glob in self._real_patterns
+        )
+
+    def refuse(self, path: Path, shown: str) -> None:
+        """Raise `FileToolError` when ``path`` is protected."""
+        if self.covers(path):
+            raise FileToolError(
+                f"Error: {shown} is one of cat-code's own private files (credentials, locks, "
+                "settings); no tool may read or change it. Do not try another way."
+            )
+
+
+def real_path(path: Path) -> Path:
+    """``path`` with symlinks and ``..`` resolved as far as they exist."""
+    try:
+        return path.resolve()
+    except (OSError, RuntimeError):
+        return Path(os.path.abspath(path))
+
+
+def absolute(raw: str, cwd: Path | None) -> Path:
+    """The path the model gave, absolute (relative to ``cwd``; ``~`` expanded)."""
+    path = Path(raw).expanduser()
+    if not path.is_absolute():
+        path = (cwd or Path.cwd()) / path
+    return Path(os.path.normpath(path))
+
+
+def shown(path: Path, cwd: Path | None) -> str:
+    """How a path is shown to the model: relative to the working directory when inside it."""
+    base = cwd or Path.cwd()
+    try:
+        return str(path.relative_to(base)) or "."
+    except ValueError:
+        return str(path)
+
+
+def path_argument(arguments: dict[str, object], key: str = "path") -> str:
+    raw = arguments.get(key)
+    if not isinstance(raw, str) or not raw.strip():
+        raise FileToolError(f"Error: '{key}' must be a non-empty string")
+    return raw
+
+
+@dataclass(frozen=True, slots=True)
+class Snapshot:
+    """A regular file's bytes (at most `MAX_READ_BYTES`) and what it was when read."""
+
+    data: bytes
+    size: int
+    mode: int
+    mtime_ns: int
+
+    @property
+    def whole(self) -> bool:
+        return len(self.data) >= self.size
+
+    @property
+    def digest(self) -> str:
+        return hashlib.sha256(self.data).hexdigest()
+
+
+def read_regular(path: Path, name: str, limit: int = MAX_READ_BYTES) -> Snapshot:
+    """The first ``limit`` bytes of the regular file ``path``; `FileToolError` for anything
+    else (missing, a folder, a FIFO, a device). Never blocks on a special file."""
+    try:
+        info = os.stat(path)
+    except FileNotFoundError:
+        raise FileToolError(f"Error: {name} does not exist") from None
+    except OSError as exc:
+        raise FileToolError(f"Error: cannot read {name}: {exc.strerror or exc}") from None
+    _require_regular(info.st_mode, name)
+    flags = os.O_RDONLY | getattr(os, "O_NONBLOCK", 0) | getattr(os, "O_NOCTTY", 0)
+    try:
+        fd = os.open(path, flags)
+    except OSError as exc:
+        raise FileToolError(f"Error: cannot read {name}: {exc.strerror or exc}") from None
+    try:
+        info = os.fstat(fd)
+        _require_regular(info.st_mode, name)  # swapped for a FIFO after the stat
+        chunks: list[bytes] = []
+        left = limit
+        while left > 0:
+            chunk = os.read(fd, min(left, 1024 * 1024))
+            if not chunk:
+                break
+            chunks.append(chunk)
+            left -= len(chunk)
+    except OSError as exc:
+        raise FileToolError(f"Error: cannot read {name}: {exc.strerror or exc}") from None
+    finally:
+        os.close(fd)
+    return Snapshot(b"".join(chunks), info.st_size, stat.S_IMODE(info.st_mode), info.st_mtime_ns)
+
+
+def _require_regular(mode: int, name: str) -> None:
+    if stat.S_ISREG(mode):
+        return
+    if stat.S_ISDIR(mode):
+        raise FileToolError(
+            f"Error: {name} is a directory, not a file; use glob to list its files "
+            "or grep to search them"
+        )
+    kind = (
+        "a named pipe (FIFO)"
+        if stat.S_ISFIFO(mode)
+        else "a device"
+        if stat.S_ISCHR(mode) or stat.S_ISBLK(mode)
+        else "a socket"
+        if stat.S_ISSOCK(mode)
+        else "not a regular file"
+    )
+    raise FileToolError(f"Error: {name} is {kind}; only regular files can be read or edited")
+
+
+def is_binary(data: bytes) -> bool:
+    if data.startswith((b"\xff\xfe", b"\xfe\xff")):
+        return False  # UTF-16 text has NULs everywhere
+    return b"\0" in data[:BINARY_PROBE_BYTES]
+
+
+@dataclass(frozen=True, slots=True)
+class Codec:
+    """How a file's text was stored: its encoding and whether it began with a BOM."""
+
+    encoding: str = "utf-8"
+    bom: bytes = b""
+
+    def decode(self, data: bytes) -> str:
+        return data[len(self.bom) :].decode(self.encoding)
+
+    def encode(self, text: str, name: str) -> bytes:
+        try:
+            return self.bom + text.encode(self.encoding)
+        except UnicodeEncodeError as exc:
+            raise FileToolError(
+                f"Error: the new text of {name} has {exc.object[exc.start : exc.end]!r}, which "
+                f"its encoding ({self.encoding}) cannot store; nothing was written"
+            ) from None
+
+
+_BOMS = (
+    (b"\xef\xbb\xbf", "utf-8"),
+    (b"\xff\xfe", "utf-16-le"),
+    (b"\xfe\xff", "utf-16-be"),
+)
+
+
+def detect_codec(data: bytes) -> Codec:
+    """The file's encoding: a BOM's, else UTF-8 when it decodes, else Latin-1 (which maps
+    every byte, so the parts an edit leaves alone are written back byte for byte)."""
+    for bom, encoding in _BOMS:
+        if data.startswith(bom):
+            return Codec(encoding, bom)
+    try:
+        data.decode("utf-8")
+    except UnicodeDecodeError:
+        return Codec("latin-1")
+    return Codec()
+
+
+def decode_text(data: bytes, name: str) -> tuple[str, Codec]:
+    if is_binary(data):
+        raise FileToolError(f"Error: {name} is a binary file; only text files can be read")
+    codec = detect_codec(data)
+    try:
+        return codec.decode(data), codec
+    except UnicodeDecodeError:
+        raise FileToolError(f"Error: {name} is not valid {codec.encoding} text") from None
+
+
+def atomic_write(path: Path, data: bytes, *, mode: int | None) -> None:
+    """Write ``data`` to ``path`` all at once: a temporary file in the same folder, synced,
+    then renamed over it. ``mode`` is the existing file's (kept); None for a new file, which
+    gets the usual 0666 less the umask. A symlink is written through, to its target."""
+    target = real_path(path)
+    temporary = target.with_name(f".{target.name}.{secrets.token_hex(4)}.cat-code-tmp")
+    fd = os.open(temporary, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o666 if mode is None else 0o600)
+    try:
+        try:
+            if mode is not None:
+                os.fchmod(fd, mode)
+            view = memoryview(data)
+            while view:
+                view = view[os.write(fd, view) :]
+            os.fsync(fd)
+        finally:
+            os.close(fd)
+        os.replace(temporary, target)
+    except BaseException:
+        with contextlib.suppress(OSError):
+            os.unlink(temporary)
+        raise
+
+
+@dataclass(frozen=True, slots=True)
+class _Seen:
+    digest: str
+    size: int
+    mtime_ns: int
+    whole: bool
+
+
+class FileLedger:
+    """Which files the model has read in this conversation, as they were then.
+
+    edit_file and write_file change an existing file only when the model has read it
+    (read_file) and it is unchanged on disk since — so the agent never overwrites an edit
+    the user made meanwhile. A file the tools wrote counts as read, as written.
+    """
+
+    def __init__(self) -> None:
+        self._seen: dict[Path, _Seen] = {}
+        self._lock = threading.Lock()
+
+    def record(self, path: Path, snapshot: Snapshot) -> None:
+        seen = _Seen(snapshot.digest, snapshot.size, snapshot.mtime_ns, snapshot.whole)
+        with self._lock:
+            self._seen[real_path(path)] = seen
+
+    def record_written(self, path: Path, data: bytes) -> None:
+        info = os.stat(path)
+        seen = _Seen(hashlib.sha256(data).hexdigest(), info.st_size, info.st_mtime_ns, True)
+        with self._lock:
+            self._seen[real_path(path)] = seen
+
+    def check(self, path: Path, current: Snapshot, name: str) -> None:
+        """`FileToolError` unless ``path`` was read and is still as it was then."""
+        with self._lock:
+            seen = self._seen.get(real_path(path))
+        if seen is None:
+            raise FileToolError(
+                f"Error: {name} has not been read in this conversation. Read it with read_file "
+                "first, then make the change; nothing was written."
+            )
+        if seen.whole and current.whole:
+            unchanged = seen.digest == current.digest
+        else:  # too big to compare whole: its size and time must match
+            unchanged = (seen.size, seen.mtime_ns) == (current.size, current.mtime_ns)
+        if not unchanged:
+            raise FileToolError(
+                f"Error: {name} has changed on disk since it was last read (the user or "
+                "another program edited it). Read it again with read_file, then make the "
+                "change; nothing was written."
+            )
+
+    def forget_all(self) -> None:
+        """A new conversation: nothing has been read in it."""
+        with self._lock:
+            self._seen.clear()
+
+
+def inside(path: Path, folders: Iterable[Path]) -> bool:
+    """Whether the real ``path`` is one of ``folders`` (real paths) or inside one."""
+    target = real_path(path)
+    return any(target == f or target.is_relative_to(f) for f in folders)
+
+
+class FileTool(Tool):
+    """A built-in tool that works on files: it knows the working directory, the protected
+    paths and the conversation's `FileLedger`; a `FileToolError` becomes an error result."""
+
+    read_only = True
+
+    def __init__(
+        self,
+        cwd: Path | None = None,
+        *,
+        protected: Protected | None = None,
+        ledger: FileLedger | None = None,
+    ) -> None:
+        self.cwd = cwd
+        self.protected = protected or Protected()
+        self.ledger = ledger or FileLedger()
+
+    def file_paths(self, arguments: dict[str, Any]) -> list[Path]:
+        raw = arguments.get("path")
+        if isinstance(raw, str) and raw.strip():
+            return [absolute(raw, self.cwd)]
+        return [self.cwd or Path.cwd()]
+
+    async def execute(
+        self, arguments: dict[str, Any], *, progress: ProgressCallback | None = None
+    ) -> ToolResult:
+        try:
+            return await self.run(arguments)
+        except FileToolError as exc:
+            return ToolResult.error(str(exc))
+
+    @abstractmethod
+    async def run(self, arguments: dict[str, Any]) -> ToolResult:
+        """Do the work; raise `FileToolError` for what the model should read as an error."""

@@ -1,0 +1,180 @@
+"""Walking a folder as ripgrep does: ``.gitignore`` honoured, ``.git`` skipped, sorted by name.
+
+`walk` yields the regular files under a folder, depth first, each folder's entries in
+byte order of their names (ripgrep's ``--sort path``), so the built-in grep lists files
+in the order ripgrep would. It honours every ``.gitignore`` from the folder's ancestors
+(up to the git root) down, and the repository's ``.git/info/exclude``, with git's rules
+(`pathspec`): a deeper file's verdict wins, a negation re-includes, an ignored folder is
+not entered. Hidden files are included, symlinks are not followed, special files (FIFOs,
+devices) and `Protected` paths are never yielded. It stops after `MAX_WALK_FILES`.
+`glob_regex` turns a glob (``**/*.py``, ``src/*.{ts,tsx}``) into a regex over ``/`` paths.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+import stat
+import threading
+from collections.abc import Iterator
+from dataclasses import dataclass
+from pathlib import Path
+
+import pathspec
+
+from cat_code.tools.builtin._fs import Protected
+
+#: Files a walk looks at before it stops (a home folder is not a project).
+MAX_WALK_FILES = 200_000
+IGNORE_FILE = ".gitignore"
+
+
+@dataclass(frozen=True, slots=True)
+class _Rules:
+    base: Path
+    spec: pathspec.GitIgnoreSpec
+
+
+def _load(folder: Path, name: str = IGNORE_FILE) -> _Rules | None:
+    try:
+        with open(folder / name, encoding="utf-8", errors="replace") as handle:
+            lines = handle.read().splitlines()
+    except OSError:
+        return None
+    return _Rules(folder, pathspec.GitIgnoreSpec.from_lines(lines)) if lines else None
+
+
+def git_root(folder: Path) -> Path | None:
+    """The nearest folder at or above ``folder`` that holds ``.git``."""
+    for candidate in (folder, *folder.parents):
+        if (candidate / ".git").exists():
+            return candidate
+    return None
+
+
+def _inherited(root: Path) -> list[_Rules]:
+    """The ignore rules of ``root``'s ancestors (up to the git root), shallowest first."""
+    top = git_root(root)
+    chain = [root, *root.parents]
+    if top is not None:
+        chain = chain[: chain.index(top) + 1]
+    rules = []
+    if top is not None:
+        exclude = top / ".git" / "info"
+        found = _load(exclude, "exclude")
+        if found is not None:
+            rules.append(_Rules(top, found.spec))
+    for folder in reversed(chain[1:]):
+        found = _load(folder)
+        if found is not None:
+            rules.append(found)
+    return rules
+
+
+def _ignored(rules: list[_Rules], path: Path, is_dir: bool) -> bool:
+    verdict: bool | None = None
+    for rule in rules:
+        relative = path.relative_to(rule.base).as_posix() + ("/" if is_dir else "")
+        include = rule.spec.check_file(relative).include
+        if include is not None:
+            verdict = include
+    return bool(verdict)
+
+
+@dataclass(slots=True)
+class WalkStats:
+    """What a walk left out because it stopped early."""
+
+    truncated: bool = False
+
+
+def walk(
+    root: Path,
+    *,
+    protected: Protected,
+    stats: WalkStats | None = None,
+    stop: threading.Event | None = None,
+) -> Iterator[Path]:
+    """The regular files under ``root`` (see the module docstring)."""
+    stats = stats or WalkStats()
+    seen = 0
+
+    def visit(folder: Path, rules: list[_Rules]) -> Iterator[Path]:
+        nonlocal seen
+        own = _load(folder)
+        if own is not None:
+            rules = [*rules, own]
+        try:
+            with os.scandir(folder) as entries:
+                listed = sorted(entries, key=lambda e: os.fsencode(e.name))
+        except OSError:
+            return
+        for entry in listed:
+            if stop is not None and stop.is_set():
+                return
+            if seen >= MAX_WALK_FILES:
+                stats.truncated = True
+                return
+            path = Path(entry.path)
+            try:
+                mode = entry.stat(follow_symlinks=False).st_mode
+            except OSError:
+                continue
+            if stat.S_ISDIR(mode):
+                if entry.name == ".git" or _ignored(rules, path, True):
+                    continue
+                if protected.covers(path):
+                    continue
+                yield from visit(path, rules)
+            elif stat.S_ISREG(mode):
+                seen += 1
+                if _ignored(rules, path, False) or protected.covers(path):
+                    continue
+                yield path
+
+    yield from visit(root, _inherited(root))
+
+
+def glob_regex(pattern: str) -> re.Pattern[str]:
+    """A glob as a regex over relative ``/`` paths: ``**/`` any folders (or none), ``**``
+    anything, ``*`` and ``?`` within one name, ``[...]`` a class, ``{a,b}`` alternatives."""
+    out: list[str] = []
+    i = 0
+    depth = 0
+    while i < len(pattern):
+        char = pattern[i]
+        if pattern.startswith("**/", i):
+            out.append("(?:.*/)?")
+            i += 3
+            continue
+        if pattern.startswith("**", i):
+            out.append(".*")
+            i += 2
+            continue
+        if char == "*":
+            out.append("[^/]*")
+        elif char == "?":
+            out.append("[^/]")
+        elif char == "[":
+            end = pattern.find("]", i + 2 if pattern[i + 1 : i + 2] in ("!", "^") else i + 1)
+            if end == -1:
+                out.append(re.escape(char))
+            else:
+                body = pattern[i + 1 : end]
+                if body[:1] in ("!", "^"):
+                    body = "^" + body[1:]
+                out.append(f"[{body.replace(chr(92), chr(92) * 2)}]")
+                i = end
+        elif char == "{":
+            out.append("(?:")
+            depth += 1
+        elif char == "}" and depth:
+            out.append(")")
+            depth -= 1
+        elif char == "," and depth:
+            out.append("|")
+        else:
+            out.append(re.escape(char))
+        i += 1
+    out.append(")" * depth)
+    return re.compile("".join(out) + r"\Z", re.DOTALL)
