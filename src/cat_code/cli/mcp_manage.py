@@ -50,6 +50,7 @@ from cat_code.host.config.masking import (
 )
 from cat_code.host.home import cat_code_home
 from cat_code.mcp.errors import ConfigError
+from cat_code.mcp.roots import Roots
 
 if TYPE_CHECKING:
     from cat_code.host.tool_adapter import McpTool
@@ -323,7 +324,7 @@ def _add(args: argparse.Namespace) -> int:
             shadowed = False
         if shadowed:
             _note(f"{project} also defines '{request.name}', and that entry wins here")
-    return asyncio.run(_try_entry(request.name, entry, path))
+    return asyncio.run(_try_entry(request.name, entry, path, Roots(args.add_dir)))
 
 
 def validate_entry(name: str, entry: dict[str, Any], source: Path) -> ServerConfig:
@@ -344,7 +345,7 @@ def _variables(value: Any) -> set[str]:
     return set()
 
 
-async def _try_entry(name: str, entry: dict[str, Any], source: Path) -> int:
+async def _try_entry(name: str, entry: dict[str, Any], source: Path, roots: Roots) -> int:
     """Connect the entry just written, alone, and say how that went. Always exit 0 but
     for a signal: the entry is written either way."""
     try:
@@ -352,7 +353,7 @@ async def _try_entry(name: str, entry: dict[str, Any], source: Path) -> int:
     except ConfigError as exc:
         print_line(f"could not connect: {_reason(str(exc), source, name)}")
         return EXIT_OK
-    status, tools = await _connect_one(config)
+    status, tools = await _connect_one(config, roots)
     state, error, count = status.get("state"), status.get("error"), len(tools)
     if state == "CONNECTED":
         print_line(f"connected: {count} tool(s)")
@@ -371,15 +372,20 @@ def _reason(message: str, source: Path, name: str) -> str:
     return message.removeprefix(f"{source}: server '{name}': ")
 
 
-async def _connect_one(config: ServerConfig) -> tuple[dict[str, Any], list[McpTool]]:
+async def _connect_one(config: ServerConfig, roots: Roots) -> tuple[dict[str, Any], list[McpTool]]:
     """Connect one server through a pool of its own; (its status JSON, its tools)."""
     from cat_code.host.pool import McpPool
+    from cat_code.host.run_records import reap_orphans
     from cat_code.host.shutdown import run_until_signal
 
     config = dataclasses.replace(
         config, startup_timeout_s=min(config.startup_timeout_s, TRY_TIMEOUT_S)
     )
-    pool = McpPool(McpConfig(servers=[config], files=[config.source], order=[config.name]))
+    # Before the server starts: the groups a killed cat-code left are ended meanwhile.
+    reap_orphans()
+    pool = McpPool(
+        McpConfig(servers=[config], files=[config.source], order=[config.name]), roots=roots
+    )
     seen: dict[str, Any] = {}
     tools: list[McpTool] = []
 
@@ -524,7 +530,7 @@ def _get(args: argparse.Namespace) -> int:
     masked = mask_entry(raw) if isinstance(raw, dict) else raw
     entry = next((s for s in config.servers if s.name == name), None)
     broken = next((b for b in config.broken if b.name == name), None)
-    status, tools = asyncio.run(_live(entry, broken))
+    status, tools = asyncio.run(_live(entry, broken, Roots(args.add_dir)))
     exit_code = status.pop("exit", None)
     if exit_code is not None and exit_code != EXIT_OK:
         return int(exit_code)
@@ -556,7 +562,7 @@ def _get(args: argparse.Namespace) -> int:
 
 
 async def _live(
-    entry: ServerConfig | None, broken: BrokenServer | None
+    entry: ServerConfig | None, broken: BrokenServer | None, roots: Roots
 ) -> tuple[dict[str, Any], list[McpTool]]:
     if entry is None:
         error = broken.error if broken is not None else "not loaded"
@@ -565,7 +571,7 @@ async def _live(
     if entry.disabled:
         return {"state": "DISABLED", "error": None, "transport": entry.type,
                 "target": entry.target}, []  # fmt: skip
-    return await _connect_one(entry)
+    return await _connect_one(entry, roots)
 
 
 def _describe(

@@ -132,8 +132,13 @@ async def _run(args: argparse.Namespace, prompt: str) -> int:
 
     from cat_code.host.config.load import load_config_from_args
     from cat_code.host.pool import McpPool
+    from cat_code.host.run_records import reap_orphans
+    from cat_code.mcp.roots import Roots
 
-    pool = McpPool(load_config_from_args(args), elicitation_handler=_decline)
+    reap_orphans()  # once, before any server starts
+    pool = McpPool(
+        load_config_from_args(args), elicitation_handler=_decline, roots=Roots(args.add_dir)
+    )
     # The SDK import (about a second) overlaps the servers' startup.
     prepare = asyncio.create_task(provider.prepare(), name="model-prepare")
 

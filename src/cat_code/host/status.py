@@ -11,8 +11,9 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
-from cat_code.host.pool import McpPool, ServerStatus
+from cat_code.host.pool import McpPool
 from cat_code.host.prompts import usage
+from cat_code.host.server import ServerStatus
 from cat_code.mcp.wire import Prompt, Resource, ResourceTemplate
 
 

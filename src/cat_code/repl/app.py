@@ -45,12 +45,14 @@ from cat_code.agent.system_prompt import build_system_prompt
 from cat_code.agent.transcript import compact_json
 from cat_code.host.config.load import McpConfig, load_config, load_config_from_args
 from cat_code.host.home import cat_code_home
-from cat_code.host.pool import McpPool, McpServer, ServerStatus
+from cat_code.host.pool import McpPool
 from cat_code.host.prompts import command_names
 from cat_code.host.resource_tools import resource_tools
+from cat_code.host.run_records import reap_orphans
+from cat_code.host.server import McpServer, ServerStatus
 from cat_code.host.shutdown import run_until_signal
 from cat_code.mcp.errors import McpClientError, describe_error
-from cat_code.mcp.roots import default_roots
+from cat_code.mcp.roots import Roots
 from cat_code.repl import prompt_commands
 from cat_code.repl.commands import (
     COMMANDS,
@@ -168,7 +170,7 @@ class Repl:
             rules=self.rules,
         )
         #: cwd and ``--add-dir``; ``/add-dir`` adds more (every server shares them).
-        self.roots = default_roots()
+        self.roots = Roots(args.add_dir)
         self.pool: McpPool | None = None
         self.agent: Agent | None = None
         if self.provider is not None:
@@ -202,6 +204,7 @@ class Repl:
             self.console.print(note_line(f"warning: {warning}"))
         if (allows := self.rules.project_allows()) is not None:
             self.console.print(note_line(allows))
+        reap_orphans()  # once, before any server starts
         self.pool = McpPool(
             load_config_from_args(self.args), elicitation_handler=self._elicit, roots=self.roots
         )

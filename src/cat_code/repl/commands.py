@@ -28,7 +28,8 @@ if TYPE_CHECKING:
     from pathlib import Path
 
     from cat_code.agent.permissions import RuleBook
-    from cat_code.host.pool import McpPool, ServerStatus
+    from cat_code.host.pool import McpPool
+    from cat_code.host.server import ServerStatus
 
 logger = logging.getLogger(__name__)
 
