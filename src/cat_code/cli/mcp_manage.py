@@ -353,19 +353,22 @@ async def _try_entry(name: str, entry: dict[str, Any], source: Path, roots: Root
     except ConfigError as exc:
         print_line(f"could not connect: {_reason(str(exc), source, name)}")
         return EXIT_OK
+    from cat_code.host.server import ServerState
+
     status, tools = await _connect_one(config, roots)
-    state, error, count = status.get("state"), status.get("error"), len(tools)
-    if state == "CONNECTED":
-        print_line(f"connected: {count} tool(s)")
-    elif state == "NEEDS_LOGIN":
+    code = int(status.pop("exit", EXIT_OK))
+    state = ServerState(status["state"]) if code == EXIT_OK else None  # None: a signal
+    if state is ServerState.CONNECTED:
+        print_line(f"connected: {len(tools)} tool(s)")
+    elif state is ServerState.NEEDS_LOGIN:
         print_line(f"needs a sign-in: cat-code mcp login {name}")
     else:
-        print_line(f"could not connect: {error or state}")
+        print_line(f"could not connect: {status.get('error') or status.get('state')}")
         print_line(
             f"(the entry is saved; fix it with cat-code mcp add {name} --force ..., "
             f"or remove it: cat-code mcp remove {name})"
         )
-    return int(status.get("exit", EXIT_OK))
+    return code
 
 
 def _reason(message: str, source: Path, name: str) -> str:
@@ -531,10 +534,12 @@ def _get(args: argparse.Namespace) -> int:
     entry = next((s for s in config.servers if s.name == name), None)
     broken = next((b for b in config.broken if b.name == name), None)
     status, tools = asyncio.run(_live(entry, broken, Roots(args.add_dir)))
+    from cat_code.host.server import ServerState
+
     exit_code = status.pop("exit", None)
     if exit_code is not None and exit_code != EXIT_OK:
         return int(exit_code)
-    state = status.get("state")
+    state = ServerState(status["state"])
     if isinstance(raw, dict):
         target = masked_target(raw)
     else:
@@ -558,18 +563,20 @@ def _get(args: argparse.Namespace) -> int:
         print_line(_describe(name, place, masked, status, tools))
         for other, _ in holders[:-1]:
             print_line(f"  (also defined in {other.path}, which this entry overrides)")
-    return EXIT_OK if state in ("CONNECTED", "DISABLED") else EXIT_FAILED
+    return EXIT_OK if state in (ServerState.CONNECTED, ServerState.DISABLED) else EXIT_FAILED
 
 
 async def _live(
     entry: ServerConfig | None, broken: BrokenServer | None, roots: Roots
 ) -> tuple[dict[str, Any], list[McpTool]]:
+    from cat_code.host.server import ServerState
+
     if entry is None:
         error = broken.error if broken is not None else "not loaded"
-        return {"state": "FAILED", "error": error, "transport": broken and broken.type,
+        return {"state": ServerState.FAILED, "error": error, "transport": broken and broken.type,
                 "target": broken.target if broken else ""}, []  # fmt: skip
     if entry.disabled:
-        return {"state": "DISABLED", "error": None, "transport": entry.type,
+        return {"state": ServerState.DISABLED, "error": None, "transport": entry.type,
                 "target": entry.target}, []  # fmt: skip
     return await _connect_one(entry, roots)
 
@@ -598,8 +605,10 @@ def _describe(
             else:
                 shown = json.dumps(value, ensure_ascii=False)
             lines.append(f"  {(key + ':').ljust(10)} {shown}")
-    state = status.get("state")
-    if state == "CONNECTED":
+    from cat_code.host.server import ServerState
+
+    state = ServerState(status["state"])
+    if state is ServerState.CONNECTED:
         lines.append(f"  state:     CONNECTED, {len(tools)} tool(s)")
     elif status.get("error"):
         lines.append(f"  state:     {state} — {status['error']}")

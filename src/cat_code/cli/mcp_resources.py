@@ -23,6 +23,7 @@ from cat_code.host.config.load import McpConfig, only_servers
 from cat_code.host.pool import McpPool
 from cat_code.host.prompts import command_names
 from cat_code.host.resource_tools import read_failure
+from cat_code.host.server import ServerState
 from cat_code.host.shutdown import run_until_signal
 from cat_code.host.status import format_prompts, format_resources
 from cat_code.mcp.resources import blob_bytes, contents_text, decoded_text, describe_blob
@@ -57,7 +58,7 @@ async def _run(args: argparse.Namespace, config: McpConfig, roots: Roots) -> int
 
 def _connect_failures(pool: McpPool) -> int:
     """Say which servers did not connect; how many."""
-    failed = [s for s in pool.status() if s.state in ("FAILED", "NEEDS_LOGIN")]
+    failed = [s for s in pool.status() if s.state in (ServerState.FAILED, ServerState.NEEDS_LOGIN)]
     for status in failed:
         print_error(f"MCP server '{status.name}' {status.state.lower()}: {status.error}")
     return len(failed)

@@ -25,7 +25,7 @@ from cat_code.cli.output import EXIT_FAILED, EXIT_OK, EXIT_USAGE, print_error, p
 from cat_code.host.config.load import McpConfig, load_config_from_args, only_servers
 from cat_code.host.pool import McpPool
 from cat_code.host.run_records import reap_orphans
-from cat_code.host.server import ServerStatus
+from cat_code.host.server import ServerState, ServerStatus
 from cat_code.host.shutdown import run_until_signal
 from cat_code.host.signin import SignIn, SignInTarget, sign_in_entry, sign_out
 from cat_code.host.status import format_status, format_tools, tool_json
@@ -109,7 +109,7 @@ async def _tools(config: McpConfig, roots: Roots, server: str | None, *, as_json
             print_line(json.dumps(tool_json(pool, server), indent=2, ensure_ascii=False))
         else:
             print_line(format_tools(pool, server))
-        failed = [s for s in pool.status() if s.state == "FAILED"]
+        failed = [s for s in pool.status() if s.state is ServerState.FAILED]
         for s in failed:
             print_error(f"MCP server '{s.name}' failed: {s.error}")
         return EXIT_FAILED if failed else EXIT_OK
@@ -138,7 +138,11 @@ async def _call(
         await pool.connect_all()
         tool = pool.find_tool(name)
         statuses = pool.status()
-        if tool is None and candidates and not any(s.state == "CONNECTED" for s in statuses):
+        if (
+            tool is None
+            and candidates
+            and not any(s.state is ServerState.CONNECTED for s in statuses)
+        ):
             # The servers the name points at are all down: say so, not "unknown tool".
             for s in statuses:
                 print_error(_unavailable(s) or f"MCP server '{s.name}' is {s.state}")
@@ -150,7 +154,7 @@ async def _call(
             print_error(f"unknown tool {name!r}{hint}")
             if known:
                 sys.stderr.write("available tools:\n" + "".join(f"  {k}\n" for k in known))
-            failed = [s for s in pool.status() if s.state == "FAILED"]
+            failed = [s for s in pool.status() if s.state is ServerState.FAILED]
             for s in failed:
                 print_error(f"(MCP server '{s.name}' failed: {s.error})")
             # The server the name points at is down: the call failed, the command line did not.
@@ -176,11 +180,11 @@ async def _call(
 def _unavailable(status: ServerStatus) -> str | None:
     """Why a server's tools cannot be used, naming its state and the way out; None if they can."""
     name = status.name
-    if status.state == "DISABLED":
+    if status.state is ServerState.DISABLED:
         return f"MCP server '{name}' is disabled (cat-code mcp enable {name})"
-    if status.state == "FAILED":
+    if status.state is ServerState.FAILED:
         return f"MCP server '{name}' failed: {status.error}"
-    if status.state == "NEEDS_LOGIN":
+    if status.state is ServerState.NEEDS_LOGIN:
         return f"MCP server '{name}' needs a sign-in (cat-code mcp login {name})"
     return None
 

@@ -33,6 +33,7 @@ from cat_code.agent.providers import (
 from cat_code.agent.providers.base import ModelError, ToolCall
 from cat_code.agent.system_prompt import build_system_prompt
 from cat_code.agent.transcript import tool_line
+from cat_code.host.server import ServerState
 from cat_code.host.shutdown import run_until_signal
 from cat_code.tools.base import ToolResult
 from cat_code.tools.builtin import builtin_tools
@@ -148,9 +149,11 @@ async def _run(args: argparse.Namespace, prompt: str) -> int:
         try:
             await pool.connect_all()
             for status in pool.status():
-                if status.state == "FAILED":
+                if status.state is ServerState.FAILED:
                     _say(f"cat-code: MCP server '{status.name}' failed: {status.error}")
-                elif status.state == "NEEDS_LOGIN":  # never a browser here: say who and how
+                elif (
+                    status.state is ServerState.NEEDS_LOGIN
+                ):  # never a browser here: say who and how
                     _say(
                         f"cat-code: MCP server '{status.name}' needs a sign-in: "
                         f"run cat-code mcp login {status.name}"

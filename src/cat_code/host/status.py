@@ -13,7 +13,7 @@ from typing import Any
 
 from cat_code.host.pool import McpPool
 from cat_code.host.prompts import usage
-from cat_code.host.server import ServerStatus
+from cat_code.host.server import ServerState, ServerStatus
 from cat_code.mcp.wire import Prompt, Resource, ResourceTemplate
 
 
@@ -42,14 +42,14 @@ def format_status(
         )
     name_width = max(len(s.name) for s in statuses)
     state_width = max(len(s.state) for s in statuses)
-    count_width = max((len(f"{s.tools} tool(s)") for s in statuses if s.state == "CONNECTED"),
-                      default=0)  # fmt: skip
+    connected = [s for s in statuses if s.state is ServerState.CONNECTED]
+    count_width = max((len(f"{s.tools} tool(s)") for s in connected), default=0)
     lines = ["MCP servers:"]
     for s in statuses:
         head = f"  {s.name.ljust(name_width)}  {s.state.ljust(state_width)}"
         # A broken entry may have no target to show: then no empty "(?: )".
         where = f"({s.transport}: {s.target})" if s.target else ""
-        if s.state == "CONNECTED":
+        if s.state is ServerState.CONNECTED:
             line = f"{head}  {f'{s.tools} tool(s)'.ljust(count_width)}  {where}".rstrip()
         elif s.error:
             line = f"{head}  {where} — {s.error}" if where else f"{head}  {s.error}"
@@ -62,7 +62,7 @@ def format_status(
                 f" — /mcp restart {s.name} starts it" if in_repl else " — the next run starts it"
             )
         lines.append(line)
-        if s.state == "FAILED" and s.stderr_tail and "last stderr" not in (s.error or ""):
+        if s.state is ServerState.FAILED and s.stderr_tail and "last stderr" not in (s.error or ""):
             indent = " " * (4 + name_width + state_width)
             lines.append(f"{indent}stderr (last lines):")
             lines.extend(f"{indent}  {line}" for line in s.stderr_tail[-5:])

@@ -49,7 +49,7 @@ from cat_code.host.pool import McpPool
 from cat_code.host.prompts import command_names
 from cat_code.host.resource_tools import resource_tools
 from cat_code.host.run_records import reap_orphans
-from cat_code.host.server import McpServer, ServerStatus
+from cat_code.host.server import McpServer, ServerState, ServerStatus
 from cat_code.host.shutdown import run_until_signal
 from cat_code.mcp.errors import McpClientError, describe_error
 from cat_code.mcp.roots import Roots
@@ -118,12 +118,12 @@ def run_repl(args: argparse.Namespace) -> int:
 
 def mcp_summary(statuses: Iterable[ServerStatus]) -> str | None:
     """The one line shown when the servers are done connecting (None when none are configured)."""
-    statuses = [s for s in statuses if s.state != "DISABLED"]
+    statuses = [s for s in statuses if s.state is not ServerState.DISABLED]
     if not statuses:
         return None
-    connected = [s for s in statuses if s.state == "CONNECTED"]
-    failed = [s for s in statuses if s.state == "FAILED"]
-    login = [s.name for s in statuses if s.state == "NEEDS_LOGIN"]
+    connected = [s for s in statuses if s.state is ServerState.CONNECTED]
+    failed = [s for s in statuses if s.state is ServerState.FAILED]
+    login = [s.name for s in statuses if s.state is ServerState.NEEDS_LOGIN]
     line = f"MCP: {len(connected)} server(s), {sum(s.tools for s in connected)} tool(s) registered"
     if failed:
         line += f", {len(failed)} failed — see /mcp"
@@ -519,7 +519,7 @@ class Repl:
         server = await self._in_foreground(pool.reconnect(name))
         if isinstance(server, _Cancelled):
             return
-        if server.state == "CONNECTED":
+        if server.state is ServerState.CONNECTED:
             self.console.print(
                 Text(f"Signed in to {name}. {len(server.tools)} tool(s) registered.")
             )
@@ -582,7 +582,7 @@ class Repl:
         name = server.name
         if verb == "disable":
             self.console.print(Text(f"Disabled {name} for this session; its tools are gone."))
-        elif server.state == "CONNECTED":
+        elif server.state is ServerState.CONNECTED:
             done = "Restarted" if verb == "restart" else "Enabled"
             self.console.print(Text(f"{done} {name}: {len(server.tools)} tool(s) registered."))
         else:

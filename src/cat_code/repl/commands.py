@@ -20,6 +20,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Literal
 
+from cat_code.host.server import ServerState
 from cat_code.repl import prompt_commands
 from cat_code.repl.prompt_commands import ListPrompts, ListResources, RunPrompt
 from cat_code.tools.registry import ToolRegistry
@@ -308,13 +309,15 @@ def _mcp_manage(
     if server is None:
         known = ", ".join(ctx.pool.config.names) or "none"
         return Show(f"no MCP server named {name!r} (configured: {known})", "error")
-    disabled = server.state == "DISABLED"
+    disabled = server.state is ServerState.DISABLED
     if verb == "restart" and disabled:
         return Show(f"MCP server '{name}' is disabled — /mcp enable {name} starts it", "error")
     if verb == "disable" and disabled:
         return Show(f"MCP server '{name}' is already disabled")
     if verb == "enable" and not disabled:
-        hint = f" — /mcp restart {name} starts it again" if server.state == "FAILED" else ""
+        hint = (
+            f" — /mcp restart {name} starts it again" if server.state is ServerState.FAILED else ""
+        )
         return Show(f"MCP server '{name}' is already enabled ({server.state}){hint}")
     return ManageServer(verb, name)
 
