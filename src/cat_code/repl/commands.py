@@ -379,7 +379,7 @@ def tools_text(registry: ToolRegistry, width: int = 100, search: str | None = No
     if not tools:
         return "tools: none" + (f"\n{search}" if search else "")
     name_width = max(len(t.name) for t in tools)
-    owner_width = max(len(t.owner) for t in tools)
+    owner_width = max(len(str(t.owner)) for t in tools)
     lines = [f"tools ({len(tools)}; ro = read-only, runs without asking):"]
     room = max(20, width - (2 + name_width + 2 + owner_width + 2 + 2 + 2))
     for tool in tools:
@@ -387,9 +387,8 @@ def tools_text(registry: ToolRegistry, width: int = 100, search: str | None = No
         if len(summary) > room:
             summary = summary[: room - 1] + "…"
         flag = "ro" if tool.read_only else "  "
-        lines.append(
-            f"  {tool.name.ljust(name_width)}  {tool.owner.ljust(owner_width)}  {flag}  {summary}"
-        )
+        owner = str(tool.owner).ljust(owner_width)
+        lines.append(f"  {tool.name.ljust(name_width)}  {owner}  {flag}  {summary}")
     if search:
         lines.append(search)
     return "\n".join(line.rstrip() for line in lines)
