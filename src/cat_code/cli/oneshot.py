@@ -19,25 +19,15 @@ import argparse
 import asyncio
 import logging
 import sys
-from pathlib import Path
 from typing import Any
 
-from cat_code.agent.loop import DEFAULT_MAX_TURNS, Agent, AgentEvents
-from cat_code.agent.permissions import Permissions, RuleBook
-from cat_code.agent.providers import (
-    ModelSpecError,
-    NoModelConfigured,
-    create_provider,
-    resolve_model,
-)
+from cat_code.agent.loop import AgentEvents
 from cat_code.agent.providers.base import ModelError, ToolCall
-from cat_code.agent.system_prompt import build_system_prompt
+from cat_code.agent.session import Session
 from cat_code.agent.transcript import tool_line
 from cat_code.host.server import ServerState
 from cat_code.host.shutdown import run_until_signal
 from cat_code.tools.base import ToolResult
-from cat_code.tools.builtin import builtin_tools
-from cat_code.tools.registry import ToolRegistry
 
 logger = logging.getLogger(__name__)
 
@@ -125,59 +115,38 @@ async def _decline(server: str, params: dict[str, Any]) -> dict[str, Any]:
 
 
 async def _run(args: argparse.Namespace, prompt: str) -> int:
-    try:
-        provider = create_provider(resolve_model(args.model))
-    except (ModelSpecError, NoModelConfigured) as exc:
-        _say(f"cat-code: {exc}")
+    session = Session(
+        model=args.model,
+        approve_all=args.yes,
+        allow_patterns=args.allow_tool,
+        add_dirs=args.add_dir,
+        max_turns=args.max_turns,
+        events=(events := _OneShotEvents()),
+    )
+    provider, agent = session.provider, session.agent
+    if provider is None or agent is None:
+        _say(f"cat-code: {session.model_problem}")
         return EXIT_FAILED
 
     from cat_code.host.config.load import load_config_from_args
-    from cat_code.host.pool import McpPool
-    from cat_code.host.run_records import reap_orphans
-    from cat_code.mcp.roots import Roots
 
-    reap_orphans()  # once, before any server starts
-    pool = McpPool(
-        load_config_from_args(args), elicitation_handler=_decline, roots=Roots(args.add_dir)
-    )
+    pool = session.open_pool(load_config_from_args(args), elicitation_handler=_decline)
     # The SDK import (about a second) overlaps the servers' startup.
     prepare = asyncio.create_task(provider.prepare(), name="model-prepare")
 
-    events = _OneShotEvents()
-
     async def work() -> int:
         try:
-            await pool.connect_all()
+            await session.connect()
             for status in pool.status():
                 if status.state is ServerState.FAILED:
                     _say(f"cat-code: MCP server '{status.name}' failed: {status.error}")
-                elif (
-                    status.state is ServerState.NEEDS_LOGIN
-                ):  # never a browser here: say who and how
+                elif status.state is ServerState.NEEDS_LOGIN:  # never a browser: say who and how
                     _say(
                         f"cat-code: MCP server '{status.name}' needs a sign-in: "
                         f"run cat-code mcp login {status.name}"
                     )
-            from cat_code.host.resource_tools import resource_tools
-
-            rules = RuleBook.from_settings()
-            for warning in rules.warnings():
+            for warning in session.rules.warnings():
                 _say(f"cat-code: warning: {warning}")
-            permissions = Permissions(
-                approve_all=args.yes, allow_patterns=args.allow_tool, rules=rules
-            )
-            registry = ToolRegistry(
-                [*builtin_tools(Path.cwd()), *resource_tools(pool, permissions.denies_server)]
-            )
-            pool.register_into(registry)
-            agent = Agent(
-                provider,
-                registry,
-                permissions=permissions,
-                system_prompt=lambda: build_system_prompt(Path.cwd(), pool.instructions()),
-                max_turns=args.max_turns or DEFAULT_MAX_TURNS,
-                events=events,
-            )
             outcome = await agent.run(prompt)
         finally:
             events.end_line()

@@ -31,28 +31,18 @@ from prompt_toolkit.patch_stdout import patch_stdout
 from rich.text import Text
 
 from cat_code import __version__
-from cat_code.agent.loop import DEFAULT_MAX_TURNS, Agent
-from cat_code.agent.permissions import Answer, Permissions, RuleBook, RuleError, server_of
-from cat_code.agent.providers import (
-    ModelSpecError,
-    NoModelConfigured,
-    Provider,
-    create_provider,
-    resolve_model,
-)
+from cat_code.agent.permissions import Answer, RuleError, server_of
+from cat_code.agent.providers import Provider
 from cat_code.agent.providers.base import Message, ToolCall
-from cat_code.agent.system_prompt import build_system_prompt
+from cat_code.agent.session import Session
 from cat_code.agent.transcript import compact_json
 from cat_code.host.config.load import McpConfig, load_config, load_config_from_args
 from cat_code.host.home import cat_code_home
 from cat_code.host.pool import McpPool
 from cat_code.host.prompts import command_names
-from cat_code.host.resource_tools import resource_tools
-from cat_code.host.run_records import reap_orphans
 from cat_code.host.server import McpServer, ServerState, ServerStatus
 from cat_code.host.shutdown import run_until_signal
 from cat_code.mcp.errors import McpClientError, describe_error
-from cat_code.mcp.roots import Roots
 from cat_code.repl import prompt_commands
 from cat_code.repl.commands import (
     COMMANDS,
@@ -88,8 +78,6 @@ from cat_code.repl.render import (
     make_console,
     note_line,
 )
-from cat_code.tools.builtin import builtin_tools
-from cat_code.tools.registry import DuplicateToolError, ToolRegistry
 
 logger = logging.getLogger(__name__)
 
@@ -155,33 +143,24 @@ class Repl:
         self.args = args
         self.console = make_console()
         self.view = TurnView(self.console)
-        self.registry = ToolRegistry(builtin_tools(Path.cwd()))
-        self.provider: Provider | None = None
-        self.model_problem: str | None = None
-        try:
-            self.provider = create_provider(resolve_model(args.model))
-        except (ModelSpecError, NoModelConfigured) as exc:
-            self.model_problem = str(exc)
-        self.rules = RuleBook.from_settings()
-        self.permissions = Permissions(
+        self.session = Session(
+            model=args.model,
             approve_all=args.yes,
             allow_patterns=args.allow_tool,
+            add_dirs=args.add_dir,
+            max_turns=args.max_turns,
+            events=self.view,
             asker=self._ask_permission,
-            rules=self.rules,
         )
+        self.registry = self.session.registry
+        self.provider: Provider | None = self.session.provider
+        self.model_problem = self.session.model_problem
+        self.rules = self.session.rules
+        self.permissions = self.session.permissions
         #: cwd and ``--add-dir``; ``/add-dir`` adds more (every server shares them).
-        self.roots = Roots(args.add_dir)
+        self.roots = self.session.roots
         self.pool: McpPool | None = None
-        self.agent: Agent | None = None
-        if self.provider is not None:
-            self.agent = Agent(
-                self.provider,
-                self.registry,
-                permissions=self.permissions,
-                system_prompt=self._system_prompt,
-                max_turns=args.max_turns or DEFAULT_MAX_TURNS,
-                events=self.view,
-            )
+        self.agent = self.session.agent
         self._foreground: asyncio.Future[Any] | None = None
         self._mcp_ready = asyncio.Event()
         self._ask_lock = asyncio.Lock()
@@ -204,9 +183,8 @@ class Repl:
             self.console.print(note_line(f"warning: {warning}"))
         if (allows := self.rules.project_allows()) is not None:
             self.console.print(note_line(allows))
-        reap_orphans()  # once, before any server starts
-        self.pool = McpPool(
-            load_config_from_args(self.args), elicitation_handler=self._elicit, roots=self.roots
+        self.pool = self.session.open_pool(
+            load_config_from_args(self.args), elicitation_handler=self._elicit
         )
         connect = asyncio.create_task(self._connect_mcp(self.pool), name="mcp-connect")
         # The model SDK loads on a thread while the user types the first prompt.
@@ -250,14 +228,8 @@ class Repl:
 
     async def _connect_mcp(self, pool: McpPool) -> None:
         try:
-            await pool.connect_all()
+            await self.session.connect()
             await _list_prompts(pool)
-            try:
-                for tool in resource_tools(pool, self.permissions.denies_server):
-                    self.registry.register(tool)
-                pool.register_into(self.registry)
-            except DuplicateToolError as exc:
-                logger.warning("%s", exc)
         finally:
             self._mcp_ready.set()
         self._say_mcp_summary(pool)
@@ -267,10 +239,6 @@ class Repl:
         if line is not None:
             trouble = "failed" in line or "login" in line
             self.console.print(Text(line, style="yellow" if trouble else "bright_black"))
-
-    def _system_prompt(self) -> str:
-        instructions = self.pool.instructions() if self.pool is not None else {}
-        return build_system_prompt(Path.cwd(), instructions)
 
     # -- reading and dispatching ---------------------------------------------------------
 
