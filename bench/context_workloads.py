@@ -27,7 +27,7 @@ from cat_code.agent.providers.base import (
     ToolSpec,
 )
 from cat_code.agent.tool_search import Mode, ToolSearch, estimate_tokens
-from cat_code.tools.base import ProgressCallback, Tool, ToolResult
+from cat_code.tools.base import ProgressCallback, Tool, ToolOwner, ToolResult
 from cat_code.tools.builtin import builtin_tools
 from cat_code.tools.registry import ToolRegistry
 
@@ -125,7 +125,7 @@ class BenchTool(Tool):
         properties = _properties(operation, record, server)
         required = [p for p in ("owner", "id", "title", "confirm") if p in properties]
         self.input_schema = {"type": "object", "properties": properties, "required": required}
-        self.owner = f"mcp:{server}"
+        self.owner = ToolOwner(server)
 
     async def execute(
         self, arguments: dict[str, Any], *, progress: ProgressCallback | None = None

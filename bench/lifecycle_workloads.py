@@ -39,7 +39,8 @@ async def stdio_restart(impl: str, sizes: Sizes) -> dict[str, float]:
 
 async def _cat_code_restart() -> dict[str, float]:
     from cat_code.host.config.load import McpConfig, StdioServerConfig
-    from cat_code.host.pool import McpPool, ServerState
+    from cat_code.host.pool import McpPool
+    from cat_code.host.server import ServerState
     from cat_code.mcp.transports.stdio import StdioTransport
 
     command, *args = STDIO_SERVER

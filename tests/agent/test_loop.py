@@ -30,9 +30,10 @@ from cat_code.agent.providers.base import (
 )
 from cat_code.agent.providers.fake import ScriptedProvider, Streamed, reply, use_tools
 from cat_code.host.config.load import load_config
-from cat_code.host.pool import McpPool, default_transport
+from cat_code.host.connect import default_transport
+from cat_code.host.pool import McpPool
 from cat_code.mcp.transports.base import NO_CONTEXT, JsonObject
-from cat_code.tools.base import ProgressCallback, Tool, ToolResult
+from cat_code.tools.base import BUILTIN, ProgressCallback, Tool, ToolOwner, ToolResult
 from cat_code.tools.registry import ToolRegistry
 
 ECHO_SERVER = Path(__file__).resolve().parents[2] / "examples" / "echo_server.py"
@@ -40,7 +41,7 @@ Run = Callable[[dict[str, Any], ProgressCallback | None], Awaitable[ToolResult]]
 
 
 class FakeTool(Tool):
-    def __init__(self, name: str, run: Run, *, read_only: bool = True, owner: str = "builtin"):
+    def __init__(self, name: str, run: Run, *, read_only: bool = True, owner: ToolOwner = BUILTIN):
         self.name = name
         self.description = f"the {name} tool"
         self.input_schema = {"type": "object"}

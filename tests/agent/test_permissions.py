@@ -9,11 +9,11 @@ from typing import Any
 import pytest
 
 from cat_code.agent.permissions import Answer, Permissions, RuleBook, RuleError, server_of
-from cat_code.tools.base import Tool, ToolResult
+from cat_code.tools.base import BUILTIN, Tool, ToolOwner, ToolResult
 
 
 class Stub(Tool):
-    def __init__(self, name: str, *, read_only: bool = False, owner: str = "builtin") -> None:
+    def __init__(self, name: str, *, read_only: bool = False, owner: ToolOwner = BUILTIN) -> None:
         self.name = name
         self.description = ""
         self.input_schema = {"type": "object"}
@@ -34,9 +34,9 @@ class ScriptedAsker:
         return self.answers.pop(0)
 
 
-SLEEP = Stub("mcp__echo__sleep", owner="mcp:echo")
-FAIL = Stub("mcp__echo__fail", owner="mcp:echo")
-OTHER = Stub("mcp__git__commit", owner="mcp:git")
+SLEEP = Stub("mcp__echo__sleep", owner=ToolOwner("echo"))
+FAIL = Stub("mcp__echo__fail", owner=ToolOwner("echo"))
+OTHER = Stub("mcp__git__commit", owner=ToolOwner("git"))
 SHELL = Stub("shell")
 
 
@@ -121,7 +121,7 @@ async def test_always_is_saved_to_the_user_file_keeping_its_other_keys(
     # A new session reads them back: no question for either.
     again = Permissions(asker=ScriptedAsker(), rules=RuleBook(user, project))
     assert (await again.authorize(SLEEP, {})).allowed
-    assert (await again.authorize(Stub("mcp__git__push", owner="mcp:git"), {})).allowed
+    assert (await again.authorize(Stub("mcp__git__push", owner=ToolOwner("git")), {})).allowed
 
 
 async def test_deny_wins_over_allow_yes_and_read_only_and_nobody_is_asked(
@@ -144,7 +144,7 @@ async def test_deny_wins_over_allow_yes_and_read_only_and_nobody_is_asked(
             f"refused mcp__echo__fail: denied by rule 'mcp__echo__f*' ({project})"
         )
         assert (await permissions.authorize(SLEEP, {})).allowed
-    reader = Stub("mcp__echo__find", read_only=True, owner="mcp:echo")
+    reader = Stub("mcp__echo__find", read_only=True, owner=ToolOwner("echo"))
     assert not (await Permissions(rules=rules).authorize(reader, {})).allowed
     assert asker.asked == []
 
@@ -301,8 +301,8 @@ async def test_yes_approves_nothing_when_a_deny_list_cannot_be_read(
 
 async def test_a_server_rule_covers_exactly_its_own_server(files: tuple[Path, Path]) -> None:
     user, project = files
-    plain = Stub("mcp__a__b__x", owner="mcp:a")  # server "a", tool "b__x"
-    nested = Stub("mcp__a__b__x2", owner="mcp:a__b")  # server "a__b", tool "x2"
+    plain = Stub("mcp__a__b__x", owner=ToolOwner("a"))  # server "a", tool "b__x"
+    nested = Stub("mcp__a__b__x2", owner=ToolOwner("a__b"))  # server "a__b", tool "x2"
     asker = ScriptedAsker(Answer.ALWAYS_SERVER, Answer.NO, Answer.NO)
     permissions = Permissions(asker=asker, rules=RuleBook(user, project))
     assert (await permissions.authorize(plain, {})).allowed  # saves mcp__a__*

@@ -28,7 +28,7 @@ from cat_code.agent.tool_search import (
 )
 from cat_code.host.config.load import load_config
 from cat_code.host.pool import McpPool
-from cat_code.tools.base import ProgressCallback, Tool, ToolResult
+from cat_code.tools.base import ProgressCallback, Tool, ToolOwner, ToolResult
 from cat_code.tools.builtin import builtin_tools
 from cat_code.tools.registry import ToolRegistry
 
@@ -49,7 +49,7 @@ class RemoteTool(Tool):
         self.name = f"mcp__{server}__{wire['name']}"
         self.description = wire["description"]
         self.input_schema = wire["inputSchema"]
-        self.owner = f"mcp:{server}"
+        self.owner = ToolOwner(server)
         self.always_load = always_load
         self.read_only = True  # runs without asking: permissions are not under test here
         self.calls: list[dict[str, Any]] = []

@@ -24,7 +24,9 @@ from cat_code.host.config.load import (
     StdioServerConfig,
     load_config,
 )
-from cat_code.host.pool import McpPool, ServerState, default_transport
+from cat_code.host.connect import default_transport
+from cat_code.host.pool import McpPool
+from cat_code.host.server import ServerState
 from cat_code.mcp.transports.base import Transport
 from cat_code.mcp.transports.stdio import StdioTransport
 from cat_code.tools.builtin import builtin_tools

@@ -14,7 +14,9 @@ import httpx2
 from scripted.http_peers import McpPeer, Reply, Seen
 
 from cat_code.host.config.load import HttpServerConfig, McpConfig, parse_entry
-from cat_code.host.pool import McpPool, ServerState, default_auth
+from cat_code.host.connect import default_auth
+from cat_code.host.pool import McpPool
+from cat_code.host.server import ServerState
 from cat_code.host.status import format_status
 from cat_code.mcp.auth.provider import McpAuth
 from cat_code.mcp.auth.store import FileTokenStore, MemoryTokenStore

@@ -20,8 +20,9 @@ from scripted.processes import alive
 from scripted.procs import server_command, wait_until
 
 from cat_code.host.config.load import HttpServerConfig, McpConfig, ServerConfig, StdioServerConfig
-from cat_code.host.pool import McpPool, ServerState, ServerStatus
+from cat_code.host.pool import McpPool
 from cat_code.host.restarts import RestartPolicy
+from cat_code.host.server import ServerState, ServerStatus
 from cat_code.mcp.transports.base import Transport
 from cat_code.mcp.transports.stdio import StdioTransport
 from cat_code.tools.registry import ToolRegistry
@@ -293,7 +294,7 @@ async def test_a_restart_whose_caller_is_cancelled_still_finishes() -> None:
         gate.set()
         server = pool.servers[0]
         # It finishes by itself, not abandoned half-way.
-        await wait_until(lambda: not pool._operations)
+        await wait_until(lambda: not server._operations)
         assert server.state is ServerState.CONNECTED and registry.names() == ["mcp__a__t"]
         assert not (await call(pool, "mcp__a__t")).is_error
 
@@ -507,7 +508,7 @@ async def test_an_http_server_that_went_away_is_reconnected_once_it_is_back_on_i
 
 
 def test_the_status_line_ends_with_the_restart_count_once_there_is_one() -> None:
-    from cat_code.host.pool import ServerStatus
+    from cat_code.host.server import ServerStatus
     from cat_code.host.status import format_status
 
     def status(name: str, restarts: int) -> ServerStatus:

@@ -19,9 +19,10 @@ from scripted.procs import SERVERS, wait_until
 
 from cat_code.host.catalog import UnknownServer
 from cat_code.host.config.load import McpConfig, StdioServerConfig
-from cat_code.host.pool import McpPool, McpServer
+from cat_code.host.pool import McpPool
 from cat_code.host.prompts import command_names
 from cat_code.host.resource_tools import resource_tools
+from cat_code.host.server import McpServer
 from cat_code.mcp.errors import McpError, TransportClosed
 from cat_code.mcp.resources import blob_bytes, contents_text
 from cat_code.mcp.transports.stdio import StdioTransport

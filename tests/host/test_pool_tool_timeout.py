@@ -8,7 +8,8 @@ from pathlib import Path
 from typing import Any
 
 from cat_code.host.config.load import load_config
-from cat_code.host.pool import McpPool, ServerState
+from cat_code.host.pool import McpPool
+from cat_code.host.server import ServerState
 
 OUTPUT_SERVER = Path(__file__).resolve().parent.parent / "servers" / "output_server.py"
 

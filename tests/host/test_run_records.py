@@ -240,7 +240,7 @@ def test_records_of_an_earlier_boot_and_unreadable_records_are_deleted(
     assert not earlier.exists() and not broken.exists()
 
 
-async def test_creating_a_pool_ends_the_orphans_on_a_thread(
+async def test_creating_a_pool_reaps_nothing_the_front_end_reaps_on_a_thread(
     processes: list[subprocess.Popen[str]],
 ) -> None:
     from cat_code.host.config.load import McpConfig
@@ -251,7 +251,11 @@ async def test_creating_a_pool_ends_the_orphans_on_a_thread(
 
     async with McpPool(McpConfig()) as pool:
         await pool.connect_all()
+        assert alive(orphan.pid) and len(records()) == 1  # no side effect of a pool
+        thread = run_records.reap_orphans()  # what each front end does once, at its start
+        assert thread is not None
         await wait_until(lambda: not alive(orphan.pid) and records() == [], timeout=10)
+    thread.join(10)
     assert run_records.reap_orphans() is None  # nothing left: not even a thread starts
 
 

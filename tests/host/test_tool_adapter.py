@@ -22,7 +22,7 @@ from cat_code.host.tool_adapter import (
 from cat_code.mcp.client import McpClient
 from cat_code.mcp.errors import ProcessExited
 from cat_code.mcp.wire import CallToolResult, ToolDefinition
-from cat_code.tools.base import ProgressCallback, Tool
+from cat_code.tools.base import ProgressCallback, Tool, ToolOwner
 
 VALID_NAME = re.compile(r"^[A-Za-z0-9_-]{1,64}$")
 
@@ -157,7 +157,7 @@ async def test_an_mcp_tool_carries_the_wire_fields_as_a_local_tool() -> None:
     assert mcp_tool.name == "mcp__srv__read_file"
     assert mcp_tool.tool_name == "read.file"
     assert mcp_tool.server == "srv"
-    assert mcp_tool.owner == "mcp:srv"
+    assert mcp_tool.owner == ToolOwner("srv") and str(mcp_tool.owner) == "mcp:srv"
     assert mcp_tool.description == "Read a file"
     assert mcp_tool.input_schema == schema  # passed through untouched
     assert mcp_tool.read_only is True

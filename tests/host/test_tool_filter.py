@@ -83,7 +83,7 @@ async def test_a_pattern_matching_nothing_warns_once_naming_server_field_and_pat
     with caplog.at_level(logging.WARNING, logger="cat_code.host.tool_filter"):
         async with McpPool(McpConfig(servers=[server])) as pool:
             await pool.connect_all()
-            await pool.refresh_tools(pool.servers[0])  # publishes again: no second warning
+            await pool.servers[0].refresh_tools()  # publishes again: no second warning
             names = [t.name for t in pool.tools()]
 
     assert names == ["mcp__out__text"]

@@ -5,12 +5,14 @@ from __future__ import annotations
 import pytest
 
 from cat_code.agent.permissions import Answer
-from cat_code.host.pool import ServerStatus
+from cat_code.host.server import ServerState, ServerStatus
 from cat_code.repl.app import mcp_summary, parse_permission
 
 
 def status(name: str, state: str, tools: int = 0) -> ServerStatus:
-    return ServerStatus(name=name, state=state, tools=tools, transport="stdio", target="x")
+    return ServerStatus(
+        name=name, state=ServerState(state), tools=tools, transport="stdio", target="x"
+    )
 
 
 def test_the_summary_counts_connected_servers_and_their_tools() -> None:

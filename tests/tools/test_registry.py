@@ -5,11 +5,12 @@ from typing import Any
 import pytest
 
 from cat_code.tools import DuplicateToolError, Tool, ToolRegistry, ToolResult
+from cat_code.tools.base import BUILTIN, ToolOwner
 from cat_code.tools.builtin import ReadFileTool, ShellTool, builtin_tools
 
 
 class _Named(Tool):
-    def __init__(self, name: str, owner: str) -> None:
+    def __init__(self, name: str, owner: ToolOwner) -> None:
         self.name = name
         self.owner = owner
         self.description = ""
@@ -20,15 +21,15 @@ class _Named(Tool):
 
 
 def test_registering_a_taken_name_is_an_error_naming_both_owners() -> None:
-    registry = ToolRegistry([_Named("x", "builtin")])
+    registry = ToolRegistry([_Named("x", BUILTIN)])
     with pytest.raises(DuplicateToolError) as info:
-        registry.register(_Named("x", "mcp:echo"))
+        registry.register(_Named("x", ToolOwner("echo")))
     assert "builtin" in str(info.value) and "mcp:echo" in str(info.value)
 
 
 def test_the_registry_keeps_registration_order_and_finds_tools_by_name() -> None:
     registry = ToolRegistry(builtin_tools())
-    registry.register(_Named("mcp__a__b", "mcp:a"))
+    registry.register(_Named("mcp__a__b", ToolOwner("a")))
     builtins = ["shell", "read_file", "write_file", "edit_file", "grep", "glob"]
     assert registry.names() == [*builtins, "mcp__a__b"]
     assert registry.get("mcp__a__b") is not None

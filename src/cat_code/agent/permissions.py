@@ -86,7 +86,7 @@ class Decision:
 
 def server_of(tool: Tool) -> str | None:
     """The MCP server a tool belongs to, or None for a built-in tool."""
-    return tool.owner.removeprefix("mcp:") if tool.owner.startswith("mcp:") else None
+    return tool.owner.server
 
 
 def server_rule(server: str) -> str:

@@ -323,7 +323,6 @@ class SearchTool(Tool):
 
     name = SEARCH_TOOL_NAME
     read_only = True
-    owner = "builtin"
 
     def __init__(self, search: ToolSearch) -> None:
         self._search = search
@@ -334,7 +333,7 @@ class SearchTool(Tool):
         """Name the servers whose tools are waiting to be found, so the model knows to ask."""
         counts: dict[str, int] = {}
         for tool in deferred:
-            server = server_of(tool) or tool.owner
+            server = server_of(tool) or str(tool.owner)
             counts[server] = counts.get(server, 0) + 1
         servers = ", ".join(f"{name} ({n})" for name, n in list(counts.items())[:30])
         if len(counts) > 30:

@@ -20,10 +20,6 @@ def main(argv: Sequence[str] | None = None) -> int:
     args = parser.parse_args(argv)
     merge_levels(args)
     configure_logging(args.verbose)
-    if args.add_dir:
-        from cat_code.mcp.roots import Roots, set_default_roots
-
-        set_default_roots(Roots(args.add_dir))
     try:
         if args.command == "mcp":
             if args.mcp_command is None:

@@ -51,6 +51,7 @@ from cat_code.host.home import cat_code_home
 from cat_code.host.safe_text import safe_json
 from cat_code.mcp.errors import ConfigError
 from cat_code.mcp.files import same_file
+from cat_code.mcp.roots import Roots
 
 if TYPE_CHECKING:
     from cat_code.host.tool_adapter import McpTool
@@ -325,7 +326,7 @@ def _add(args: argparse.Namespace) -> int:
             shadowed = False
         if shadowed:
             _note(f"{project} also defines '{request.name}', and that entry wins here")
-    return asyncio.run(_try_entry(request.name, entry, path))
+    return asyncio.run(_try_entry(request.name, entry, path, Roots(args.add_dir)))
 
 
 def validate_entry(name: str, entry: dict[str, Any], source: Path) -> ServerConfig:
@@ -372,7 +373,7 @@ def _variables(value: Any) -> set[str]:
     return set()
 
 
-async def _try_entry(name: str, entry: dict[str, Any], source: Path) -> int:
+async def _try_entry(name: str, entry: dict[str, Any], source: Path, roots: Roots) -> int:
     """Connect the entry just written, alone, and say how that went. Always exit 0 but
     for a signal: the entry is written either way."""
     try:
@@ -380,19 +381,22 @@ async def _try_entry(name: str, entry: dict[str, Any], source: Path) -> int:
     except ConfigError as exc:
         print_line(f"could not connect: {_reason(exc)}")
         return EXIT_OK
-    status, tools = await _connect_one(config)
-    state, error, count = status.get("state"), status.get("error"), len(tools)
-    if state == "CONNECTED":
-        print_line(f"connected: {count} tool(s)")
-    elif state == "NEEDS_LOGIN":
+    from cat_code.host.server import ServerState
+
+    status, tools = await _connect_one(config, roots)
+    code = int(status.pop("exit", EXIT_OK))
+    state = ServerState(status["state"]) if code == EXIT_OK else None  # None: a signal
+    if state is ServerState.CONNECTED:
+        print_line(f"connected: {len(tools)} tool(s)")
+    elif state is ServerState.NEEDS_LOGIN:
         print_line(f"needs a sign-in: cat-code mcp login {name}")
     else:
-        print_line(f"could not connect: {error or state}")
+        print_line(f"could not connect: {status.get('error') or status.get('state')}")
         print_line(
             f"(the entry is saved; fix it with cat-code mcp add {name} --force ..., "
             f"or remove it: cat-code mcp remove {name})"
         )
-    return int(status.get("exit", EXIT_OK))
+    return code
 
 
 def _reason(exc: ConfigError) -> str:
@@ -400,15 +404,20 @@ def _reason(exc: ConfigError) -> str:
     return exc.message if exc.server is not None else str(exc)
 
 
-async def _connect_one(config: ServerConfig) -> tuple[dict[str, Any], list[McpTool]]:
+async def _connect_one(config: ServerConfig, roots: Roots) -> tuple[dict[str, Any], list[McpTool]]:
     """Connect one server through a pool of its own; (its status JSON, its tools)."""
     from cat_code.host.pool import McpPool
+    from cat_code.host.run_records import reap_orphans
     from cat_code.host.shutdown import run_until_signal
 
     config = dataclasses.replace(
         config, startup_timeout_s=min(config.startup_timeout_s, TRY_TIMEOUT_S)
     )
-    pool = McpPool(McpConfig(servers=[config], files=[config.source], order=[config.name]))
+    # Before the server starts: the groups a killed cat-code left are ended meanwhile.
+    reap_orphans()
+    pool = McpPool(
+        McpConfig(servers=[config], files=[config.source], order=[config.name]), roots=roots
+    )
     seen: dict[str, Any] = {}
     tools: list[McpTool] = []
 
@@ -559,11 +568,13 @@ def _get(args: argparse.Namespace) -> int:
     masked = mask_entry(raw) if isinstance(raw, dict) else raw
     entry = next((s for s in config.servers if s.name == name), None)
     broken = next((b for b in config.broken if b.name == name), None)
-    status, tools = asyncio.run(_live(entry, broken))
+    status, tools = asyncio.run(_live(entry, broken, Roots(args.add_dir)))
+    from cat_code.host.server import ServerState
+
     exit_code = status.pop("exit", None)
     if exit_code is not None and exit_code != EXIT_OK:
         return int(exit_code)
-    state = status.get("state")
+    state = ServerState(status["state"])
     if isinstance(raw, dict):
         target = masked_target(raw)
     else:
@@ -587,20 +598,22 @@ def _get(args: argparse.Namespace) -> int:
         print_line(_describe(name, place, masked, status, tools))
         for other, _ in holders[:-1]:
             print_line(f"  (also defined in {other.path}, which this entry overrides)")
-    return EXIT_OK if state in ("CONNECTED", "DISABLED") else EXIT_FAILED
+    return EXIT_OK if state in (ServerState.CONNECTED, ServerState.DISABLED) else EXIT_FAILED
 
 
 async def _live(
-    entry: ServerConfig | None, broken: BrokenServer | None
+    entry: ServerConfig | None, broken: BrokenServer | None, roots: Roots
 ) -> tuple[dict[str, Any], list[McpTool]]:
+    from cat_code.host.server import ServerState
+
     if entry is None:
         error = broken.error if broken is not None else "not loaded"
-        return {"state": "FAILED", "error": error, "transport": broken and broken.type,
+        return {"state": ServerState.FAILED, "error": error, "transport": broken and broken.type,
                 "target": broken.target if broken else ""}, []  # fmt: skip
     if entry.disabled:
-        return {"state": "DISABLED", "error": None, "transport": entry.type,
+        return {"state": ServerState.DISABLED, "error": None, "transport": entry.type,
                 "target": entry.target}, []  # fmt: skip
-    return await _connect_one(entry)
+    return await _connect_one(entry, roots)
 
 
 def _describe(
@@ -627,8 +640,10 @@ def _describe(
             else:
                 shown = json.dumps(value, ensure_ascii=False)
             lines.append(f"  {(key + ':').ljust(10)} {shown}")
-    state = status.get("state")
-    if state == "CONNECTED":
+    from cat_code.host.server import ServerState
+
+    state = ServerState(status["state"])
+    if state is ServerState.CONNECTED:
         lines.append(f"  state:     CONNECTED, {len(tools)} tool(s)")
     elif status.get("error"):
         lines.append(f"  state:     {state} — {status['error']}")

@@ -24,25 +24,27 @@ from cat_code.host.pool import McpPool
 from cat_code.host.prompts import command_names
 from cat_code.host.resource_tools import read_failure
 from cat_code.host.safe_text import safe_json, safe_text
+from cat_code.host.server import ServerState
 from cat_code.host.shutdown import run_until_signal
 from cat_code.host.status import format_prompts, format_resources
 from cat_code.mcp.resources import blob_bytes, contents_text, decoded_text, describe_blob
+from cat_code.mcp.roots import Roots
 
 COMMANDS = ("resources", "read", "prompts")
 
 
-def run_resource_command(args: argparse.Namespace, config: McpConfig) -> int:
+def run_resource_command(args: argparse.Namespace, config: McpConfig, roots: Roots) -> int:
     """``mcp resources``, ``mcp read`` or ``mcp prompts``, by ``args.mcp_command``."""
     server: str | None = args.server
     if server is not None and server not in config.names:
         known = ", ".join(config.names) or "none"
         print_error(f"no MCP server named {server!r} (configured: {known})")
         return EXIT_USAGE
-    return asyncio.run(_run(args, only_servers(config, [server] if server else None)))
+    return asyncio.run(_run(args, only_servers(config, [server] if server else None), roots))
 
 
-async def _run(args: argparse.Namespace, config: McpConfig) -> int:
-    pool = McpPool(config)
+async def _run(args: argparse.Namespace, config: McpConfig, roots: Roots) -> int:
+    pool = McpPool(config, roots=roots)
     command, server = args.mcp_command, args.server
 
     async def work() -> int:
@@ -57,7 +59,7 @@ async def _run(args: argparse.Namespace, config: McpConfig) -> int:
 
 def _connect_failures(pool: McpPool) -> int:
     """Say which servers did not connect; how many."""
-    failed = [s for s in pool.status() if s.state in ("FAILED", "NEEDS_LOGIN")]
+    failed = [s for s in pool.status() if s.state in (ServerState.FAILED, ServerState.NEEDS_LOGIN)]
     for status in failed:
         print_error(f"MCP server '{status.name}' {status.state.lower()}: {status.error}")
     return len(failed)

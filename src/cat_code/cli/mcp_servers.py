@@ -23,13 +23,16 @@ from typing import TYPE_CHECKING
 
 from cat_code.cli.output import EXIT_FAILED, EXIT_OK, EXIT_USAGE, print_error, print_line
 from cat_code.host.config.load import McpConfig, load_config_from_args, only_servers
-from cat_code.host.pool import McpPool, ServerStatus
+from cat_code.host.pool import McpPool
+from cat_code.host.run_records import reap_orphans
 from cat_code.host.safe_text import SafeWriter, safe_json, safe_text
+from cat_code.host.server import ServerState, ServerStatus
 from cat_code.host.shutdown import run_until_signal
 from cat_code.host.signin import SignIn, SignInTarget, sign_in_entry, sign_out
 from cat_code.host.status import format_status, format_tools, tool_json
 from cat_code.host.tool_adapter import may_belong_to
 from cat_code.mcp.errors import describe_error
+from cat_code.mcp.roots import Roots
 
 if TYPE_CHECKING:
     pass
@@ -49,12 +52,17 @@ def run_mcp_command(args: argparse.Namespace) -> int:
 
         return run_manage_command(args)
     config = load_config_from_args(args)
+    if command not in ("login", "logout"):  # these connect no pool
+        # Once, before any server starts: the groups a killed cat-code left are ended meanwhile.
+        reap_orphans()
+    #: The folders the servers may work in: the working directory and ``--add-dir``.
+    roots = Roots(args.add_dir)
     if command == "list":
-        return asyncio.run(_list(config, as_json=args.json))
+        return asyncio.run(_list(config, roots, as_json=args.json))
     if command == "tools":
-        return asyncio.run(_tools(config, args.server, as_json=args.json))
+        return asyncio.run(_tools(config, roots, args.server, as_json=args.json))
     if command == "call":
-        return asyncio.run(_call(config, args.tool, args.arguments, as_json=args.json))
+        return asyncio.run(_call(config, roots, args.tool, args.arguments, as_json=args.json))
     if command == "login":
         return asyncio.run(_login(config, args.server, no_browser=args.no_browser))
     if command == "logout":
@@ -62,12 +70,12 @@ def run_mcp_command(args: argparse.Namespace) -> int:
     if command in ("resources", "read", "prompts"):
         from cat_code.cli.mcp_resources import run_resource_command
 
-        return run_resource_command(args, config)
+        return run_resource_command(args, config, roots)
     raise AssertionError(f"unknown mcp command {command!r}")
 
 
-async def _list(config: McpConfig, *, as_json: bool) -> int:
-    pool = McpPool(config)
+async def _list(config: McpConfig, roots: Roots, *, as_json: bool) -> int:
+    pool = McpPool(config, roots=roots)
 
     async def work() -> int:
         await pool.connect_all()
@@ -84,13 +92,13 @@ async def _list(config: McpConfig, *, as_json: bool) -> int:
     return await run_until_signal(pool, work)
 
 
-async def _tools(config: McpConfig, server: str | None, *, as_json: bool) -> int:
+async def _tools(config: McpConfig, roots: Roots, server: str | None, *, as_json: bool) -> int:
     if server is not None and server not in config.names:
         print_error(
             f"no MCP server named {server!r} (configured: {', '.join(config.names) or 'none'})"
         )
         return EXIT_USAGE
-    pool = McpPool(only_servers(config, [server] if server else None))
+    pool = McpPool(only_servers(config, [server] if server else None), roots=roots)
 
     async def work() -> int:
         await pool.connect_all()
@@ -102,7 +110,7 @@ async def _tools(config: McpConfig, server: str | None, *, as_json: bool) -> int
             print_line(safe_json(tool_json(pool, server)))
         else:
             print_line(format_tools(pool, server))
-        failed = [s for s in pool.status() if s.state == "FAILED"]
+        failed = [s for s in pool.status() if s.state is ServerState.FAILED]
         for s in failed:
             print_error(f"MCP server '{s.name}' failed: {s.error}")
         return EXIT_FAILED if failed else EXIT_OK
@@ -110,7 +118,9 @@ async def _tools(config: McpConfig, server: str | None, *, as_json: bool) -> int
     return await run_until_signal(pool, work)
 
 
-async def _call(config: McpConfig, name: str, raw_arguments: str, *, as_json: bool) -> int:
+async def _call(
+    config: McpConfig, roots: Roots, name: str, raw_arguments: str, *, as_json: bool
+) -> int:
     try:
         arguments = json.loads(raw_arguments)
     except json.JSONDecodeError as exc:
@@ -123,13 +133,17 @@ async def _call(config: McpConfig, name: str, raw_arguments: str, *, as_json: bo
         )
         return EXIT_USAGE
     candidates = [s.name for s in config.servers if may_belong_to(s.name, name)]
-    pool = McpPool(only_servers(config, candidates or None))
+    pool = McpPool(only_servers(config, candidates or None), roots=roots)
 
     async def work() -> int:
         await pool.connect_all()
         tool = pool.find_tool(name)
         statuses = pool.status()
-        if tool is None and candidates and not any(s.state == "CONNECTED" for s in statuses):
+        if (
+            tool is None
+            and candidates
+            and not any(s.state is ServerState.CONNECTED for s in statuses)
+        ):
             # The servers the name points at are all down: say so, not "unknown tool".
             for s in statuses:
                 print_error(_unavailable(s) or f"MCP server '{s.name}' is {s.state}")
@@ -143,7 +157,7 @@ async def _call(config: McpConfig, name: str, raw_arguments: str, *, as_json: bo
                 sys.stderr.write(
                     safe_text("available tools:\n" + "".join(f"  {k}\n" for k in known))
                 )
-            failed = [s for s in pool.status() if s.state == "FAILED"]
+            failed = [s for s in pool.status() if s.state is ServerState.FAILED]
             for s in failed:
                 print_error(f"(MCP server '{s.name}' failed: {s.error})")
             # The server the name points at is down: the call failed, the command line did not.
@@ -169,11 +183,11 @@ async def _call(config: McpConfig, name: str, raw_arguments: str, *, as_json: bo
 def _unavailable(status: ServerStatus) -> str | None:
     """Why a server's tools cannot be used, naming its state and the way out; None if they can."""
     name = status.name
-    if status.state == "DISABLED":
+    if status.state is ServerState.DISABLED:
         return f"MCP server '{name}' is disabled (cat-code mcp enable {name})"
-    if status.state == "FAILED":
+    if status.state is ServerState.FAILED:
         return f"MCP server '{name}' failed: {status.error}"
-    if status.state == "NEEDS_LOGIN":
+    if status.state is ServerState.NEEDS_LOGIN:
         return f"MCP server '{name}' needs a sign-in (cat-code mcp login {name})"
     return None
 

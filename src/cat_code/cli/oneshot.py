@@ -34,24 +34,14 @@ import uuid
 from pathlib import Path
 from typing import Any
 
-from cat_code.agent.loop import DEFAULT_MAX_TURNS, Agent, AgentEvents, Outcome
-from cat_code.agent.memory import load_memory
-from cat_code.agent.permissions import Permissions, RuleBook
-from cat_code.agent.providers import (
-    ModelSpecError,
-    NoModelConfigured,
-    create_provider,
-    resolve_model,
-)
+from cat_code.agent.loop import AgentEvents, Outcome
 from cat_code.agent.providers.base import AssistantMessage, ModelError, ToolCall
-from cat_code.agent.system_prompt import build_system_prompt
+from cat_code.agent.session import Session
 from cat_code.agent.transcript import tool_line
-from cat_code.host.home import cat_code_home, private_files
 from cat_code.host.safe_text import safe_text
+from cat_code.host.server import ServerState
 from cat_code.host.shutdown import run_until_signal
 from cat_code.tools.base import ToolResult
-from cat_code.tools.builtin import builtin_tools
-from cat_code.tools.registry import ToolRegistry
 
 logger = logging.getLogger(__name__)
 
@@ -241,74 +231,51 @@ async def _decline(server: str, params: dict[str, Any]) -> dict[str, Any]:
     return {"action": "decline"}
 
 
-def _server_state(state: str) -> str:
+def _server_state(state: ServerState) -> str:
     """A server's state as stream-json's ``mcp_servers`` names it (Claude Code's words)."""
-    return {"NEEDS_LOGIN": "needs-auth"}.get(state, state.lower().replace("_", "-"))
+    if state is ServerState.NEEDS_LOGIN:
+        return "needs-auth"
+    return str(state).lower().replace("_", "-")
 
 
 async def _run(args: argparse.Namespace, prompt: str, report: _Report) -> int:
-    try:
-        provider = create_provider(resolve_model(args.model))
-    except (ModelSpecError, NoModelConfigured) as exc:
-        report.failed(str(exc))
+    session = Session(
+        model=args.model,
+        approve_all=args.yes,
+        allow_patterns=args.allow_tool,
+        add_dirs=args.add_dir,
+        max_turns=args.max_turns,
+        events=(events := _OneShotEvents(report)),
+        append_system_prompt=getattr(args, "append_system_prompt", None),
+    )
+    provider, agent = session.provider, session.agent
+    if provider is None or agent is None:
+        report.failed(str(session.model_problem))
         return EXIT_FAILED
 
     from cat_code.host.config.load import load_config_from_args
-    from cat_code.host.pool import McpPool
 
-    pool = McpPool(load_config_from_args(args), elicitation_handler=_decline)
+    pool = session.open_pool(load_config_from_args(args), elicitation_handler=_decline)
     # The SDK import (about a second) overlaps the servers' startup.
     prepare = asyncio.create_task(provider.prepare(), name="model-prepare")
-
-    events = _OneShotEvents(report)
 
     async def work() -> int:
         outcome: Outcome | None = None
         try:
-            await pool.connect_all()
+            await session.connect()
             for status in pool.status():
-                if status.state == "FAILED":
+                if status.state is ServerState.FAILED:
                     _say(f"cat-code: MCP server '{status.name}' failed: {status.error}")
-                elif status.state == "NEEDS_LOGIN":  # never a browser here: say who and how
+                elif status.state is ServerState.NEEDS_LOGIN:  # never a browser: say who and how
                     _say(
                         f"cat-code: MCP server '{status.name}' needs a sign-in: "
                         f"run cat-code mcp login {status.name}"
                     )
-            from cat_code.host.resource_tools import resource_tools
-
-            rules = RuleBook.from_settings()
-            for warning in rules.warnings():
+            for warning in session.rules.warnings():
                 _say(f"cat-code: warning: {warning}")
-            from cat_code.host.output_policy import output_dir
-            from cat_code.mcp.roots import default_roots
-
-            roots = default_roots()
-            permissions = Permissions(
-                approve_all=args.yes,
-                allow_patterns=args.allow_tool,
-                rules=rules,
-                # Read-only file tools read here without asking: cwd, --add-dir, saved output.
-                workspace=lambda: [*roots.paths, output_dir()],
-            )
-            # The built-in tools (shell and the file tools) are registered here.
-            tools = builtin_tools(Path.cwd(), protected=private_files())
-            registry = ToolRegistry([*tools, *resource_tools(pool, permissions.denies_server)])
-            pool.register_into(registry)
-            memory = load_memory(Path.cwd(), cat_code_home())
-            append = getattr(args, "append_system_prompt", None)
-            agent = Agent(
-                provider,
-                registry,
-                permissions=permissions,
-                system_prompt=lambda: build_system_prompt(
-                    Path.cwd(), pool.instructions(), memory=memory, append=append
-                ),
-                max_turns=args.max_turns or DEFAULT_MAX_TURNS,
-                events=events,
-            )
             servers = [{"name": s.name, "status": _server_state(s.state)} for s in pool.status()]
             model = provider.name.partition(":")[2] or provider.name
-            report.init(model, registry.names(), servers)
+            report.init(model, session.registry.names(), servers)
             outcome = await agent.run(prompt)
         finally:
             events.end_line()

@@ -18,7 +18,7 @@ from typing import TYPE_CHECKING, Generic, TypeVar
 from cat_code.mcp.errors import McpClientError, describe_error
 
 if TYPE_CHECKING:
-    from cat_code.host.pool import McpServer
+    from cat_code.host.server import McpServer
 
 T = TypeVar("T")
 

@@ -1,57 +1,44 @@
 """`McpPool`: every configured server, connected in parallel, none able to hurt another.
 
-Each `McpServer` owns its state — one `ServerState`, changed only by the server itself,
-read (never computed by side effect) by status — and its connection, through one owner
-task that opens the transport, opens the session, lists the tools, waits for
-``close_all`` and closes what it opened: open, use and close happen in that one task.
-A connection that ends by itself (a stdio child exits) makes its server FAILED at that
-moment, with the reason; the next call to one of its tools, or read or listing of its
-resources, starts it again in place (the same `McpServer`, a new owner task and
-connection), within a `RestartBudget` (3 restarts in 60 s), after which it stays FAILED
-until `restart`. Tools call through their server,
-not a connection, and the registered name of each (server, tool) is pinned for the life
-of the pool, so a tool list change, a restart or a reload never renames a tool the model
-has seen. Restarts, `reload`, `disable` and `enable` of one server are serialised by its
-lifecycle lock. Creating a pool reaps the stdio groups a killed cat-code left behind
-(`run_records`). ``connect_all``
-waits until every server is CONNECTED or FAILED, each bounded by its startup timeout;
-tools are then named in config order, so collisions go the same way every run.
-``close_all`` finishes closing every server even when its caller is cancelled. HTTP and
-SSE servers sign in through an ``McpAuth`` (OAuth) the server owns and closes with its
-connection, unless their entry sends its own ``Authorization`` header; a server whose
-sign-in needs a person is NEEDS_LOGIN (``cat-code mcp login NAME``), and `reconnect`
-starts it again once signed in.
+Each server is an `McpServer` (`cat_code.host.server`), which owns its state machine:
+connect, restart under its budget, reconnect, disable, enable, retire. The pool holds the
+servers of one config, in config order, and what spans them: ``connect_all`` waits until
+every server is CONNECTED or FAILED, each bounded by its startup timeout; tools are then
+named in config order, so collisions go the same way every run, and the registered name
+of each (server, tool) is pinned for the life of the pool, so a tool list change, a
+restart or a reload never renames a tool the model has seen (the pool is each server's
+`ToolPublisher`). `reload` takes a newly read config; ``close_all`` finishes closing
+every server even when its caller is cancelled. How servers are reached (transport, auth,
+roots, elicitation) is the `Connector` (`cat_code.host.connect`). Creating a pool starts
+nothing: the front ends reap what a killed cat-code left (`run_records.reap_orphans`)
+once, at their start.
 """
 
 from __future__ import annotations
 
 import asyncio
-import enum
 import logging
-from collections.abc import Awaitable, Callable, Coroutine
-from dataclasses import dataclass, field
+from collections.abc import Coroutine
 from typing import TYPE_CHECKING, Any, TypeVar
 
 from cat_code.host.catalog import Gathered, UnknownServer, gather
-from cat_code.host.config.load import (
-    BrokenServer,
-    HttpServerConfig,
-    McpConfig,
-    ServerConfig,
-    StdioServerConfig,
+from cat_code.host.config.load import BrokenServer, McpConfig, ServerConfig
+from cat_code.host.connect import (
+    AuthFactory,
+    Connector,
+    ServerElicitationHandler,
+    TransportFactory,
 )
 from cat_code.host.home import cat_code_home
 from cat_code.host.reload import ReloadPlan, plan_reload
-from cat_code.host.restarts import RestartBudget, RestartPolicy
+from cat_code.host.restarts import RestartPolicy
+from cat_code.host.server import McpServer, ServerState, ServerStatus
 from cat_code.host.tool_adapter import McpTool, assign_names
 from cat_code.host.tool_filter import select_tools
-from cat_code.mcp.client import ElicitationHandler, McpClient
-from cat_code.mcp.errors import ConnectError, McpClientError, TransportClosed, describe_error
-from cat_code.mcp.roots import Roots, default_roots
+from cat_code.mcp.errors import TransportClosed
+from cat_code.mcp.roots import Roots
 from cat_code.mcp.session.detect import ERAS_FILE, EraMemory
-from cat_code.mcp.transports.base import Transport
 from cat_code.mcp.wire import (
-    CallToolResult,
     Completion,
     CompletionReference,
     GetPromptResult,
@@ -59,457 +46,16 @@ from cat_code.mcp.wire import (
     ReadResourceResult,
     Resource,
     ResourceTemplate,
-    ToolDefinition,
 )
-from cat_code.tools.base import ProgressCallback
 from cat_code.tools.registry import ToolRegistry
 
 if TYPE_CHECKING:
-    import httpx2
-
     from cat_code.mcp.auth.provider import McpAuth
-    from cat_code.mcp.auth.types import Authorizer, TokenStore
+    from cat_code.mcp.auth.types import TokenStore
 
 logger = logging.getLogger(__name__)
 
 _T = TypeVar("_T")
-#: Extra time over a server's startup timeout before its owner task is cancelled outright.
-_STARTUP_SLACK_S = 1.0
-
-TransportFactory = Callable[[ServerConfig], Transport]
-#: How an HTTP entry gets its OAuth (None: it signs itself in, or not at all).
-AuthFactory = Callable[[HttpServerConfig], "McpAuth | None"]
-#: Like the client's `ElicitationHandler`, told first which server is asking.
-ServerElicitationHandler = Callable[[str, dict[str, Any]], Awaitable[dict[str, Any]]]
-
-
-class ServerState(enum.StrEnum):
-    """Where one configured server is. Its string is what status and ``--json`` show."""
-
-    NEW = "NEW"
-    CONNECTING = "CONNECTING"
-    CONNECTED = "CONNECTED"
-    FAILED = "FAILED"
-    DISABLED = "DISABLED"
-    CLOSED = "CLOSED"
-    #: The server wants a sign-in (OAuth) before it can connect.
-    NEEDS_LOGIN = "NEEDS_LOGIN"
-
-
-@dataclass(slots=True)
-class ServerStatus:
-    """What ``cat-code mcp list`` and ``/mcp`` show for one server."""
-
-    name: str
-    state: ServerState
-    tools: int
-    transport: str
-    target: str
-    error: str | None = None
-    protocol_version: str | None = None
-    #: ``modern`` (2026-07-28, stateless) or ``handshake``, once connected.
-    era: str | None = None
-    stderr_tail: list[str] = field(default_factory=list)
-    server_info: dict[str, Any] = field(default_factory=dict)
-    #: How many times cat-code started it again after it stopped by itself.
-    restarts: int = 0
-    #: FAILED for good: its restart budget ran out (only a restart by hand starts it).
-    #: Kept out of ``error``, which reaches the model: the hint for it is the view's.
-    gave_up: bool = False
-
-    def to_json(self) -> dict[str, Any]:
-        return {
-            "name": self.name,
-            "state": str(self.state),
-            "tools": self.tools,
-            "transport": self.transport,
-            "target": self.target,
-            "error": self.error,
-            "protocolVersion": self.protocol_version,
-            "era": self.era,
-            "stderrTail": self.stderr_tail,
-            "serverInfo": self.server_info,
-            "restarts": self.restarts,
-        }
-
-
-def default_transport(config: ServerConfig, *, auth: httpx2.Auth | None = None) -> Transport:
-    """The transport an entry asks for; ``auth`` signs an HTTP or SSE entry's requests in."""
-    if isinstance(config, StdioServerConfig):
-        from cat_code.host.run_records import GROUP_RECORDS
-        from cat_code.mcp.transports.stdio import StdioTransport
-
-        return StdioTransport(
-            config.command,
-            config.args,
-            env=config.env,
-            cwd=config.cwd,
-            name=config.name,
-            shown=config.display_target,
-            observer=GROUP_RECORDS,
-        )
-    if config.type == "sse":
-        from cat_code.mcp.transports.sse import LegacySseTransport
-
-        return LegacySseTransport(
-            config.url,
-            headers=config.headers,
-            name=config.name,
-            shown_url=config.display_target,
-            auth=auth,
-        )
-    from cat_code.mcp.transports.http import StreamableHttpTransport
-
-    return StreamableHttpTransport(
-        config.url,
-        headers=config.headers,
-        name=config.name,
-        shown_url=config.display_target,
-        auth=auth,
-    )
-
-
-def legacy_fallback(
-    config: ServerConfig, *, auth: httpx2.Auth | None = None
-) -> Callable[[], Transport] | None:
-    """For a type-less ``url`` entry: how to build the legacy SSE transport it may fall back to."""
-    if not isinstance(config, HttpServerConfig) or not config.legacy_fallback:
-        return None
-    url, headers, name, shown = config.url, config.headers, config.name, config.display_target
-
-    def build() -> Transport:
-        from cat_code.mcp.transports.sse import LegacySseTransport
-
-        return LegacySseTransport(url, headers=headers, name=name, shown_url=shown, auth=auth)
-
-    return build
-
-
-def default_auth(
-    config: HttpServerConfig,
-    store: TokenStore,
-    *,
-    authorizer: Authorizer | None = None,
-    fresh: bool = False,
-) -> McpAuth | None:
-    """OAuth for an HTTP entry, with its ``oauth`` block; None when the entry sends its own
-    ``Authorization`` header (then cat-code never starts a sign-in)."""
-    if config.has_own_authorization:
-        return None
-    from cat_code.mcp.auth.provider import McpAuth
-    from cat_code.mcp.auth.types import OAuthSettings
-
-    return McpAuth(
-        config.url,
-        settings=config.oauth or OAuthSettings(),
-        store=store,
-        authorizer=authorizer,
-        fresh=fresh,
-        shown_url=config.display_target,
-    )
-
-
-def login_hint(name: str) -> str:
-    """What a NEEDS_LOGIN server's status says to do."""
-    return f"run: cat-code mcp login {name}"
-
-
-def needs_login(exc: BaseException) -> bool:
-    """Whether a connect failed because a person must sign in (`NeedsLogin`, however wrapped)."""
-    from cat_code.mcp.auth.types import NeedsLogin
-
-    seen: BaseException | None = exc
-    for _ in range(5):  # the cause chain; bounded against cycles
-        if seen is None:
-            return False
-        if isinstance(seen, NeedsLogin):
-            return True
-        seen = seen.__cause__
-    return False
-
-
-class McpServer:
-    """One configured server: its state, its connection, its tools, and their owner task."""
-
-    def __init__(self, config: ServerConfig, pool: McpPool) -> None:
-        self.config = config
-        self.name = config.name
-        self._pool = pool
-        self._state = ServerState.DISABLED if config.disabled else ServerState.NEW
-        #: Why the server is FAILED (None otherwise).
-        self.error: str | None = None
-        self._client: McpClient | None = None
-        #: The server's tool definitions, as last listed.
-        self.wire_tools: list[ToolDefinition] = []
-        #: Its tools as registered (named by the pool).
-        self.tools: list[McpTool] = []
-        self.task: asyncio.Task[None] | None = None
-        self._ready = asyncio.Event()
-        #: Set to stop this server alone (`McpPool.reconnect`); the pool's event stops all.
-        self._halt = asyncio.Event()
-        self._refresh: asyncio.Task[None] | None = None
-        self._stopping = False
-        #: Automatic restarts so far (status shows them), and the window that limits them.
-        self.restarts = 0
-        self.budget = RestartBudget(pool.restart_policy)
-        #: FAILED because its connection ended by itself: the next call restarts it.
-        self._healable = False
-        self._healing: asyncio.Task[None] | None = None
-        #: Its restart budget ran out: FAILED until a restart by hand.
-        self.gave_up = False
-        #: Held while the server is stopped, restarted, disabled or enabled.
-        self.lifecycle = asyncio.Lock()
-        if config.disabled:
-            self._ready.set()
-
-    @property
-    def state(self) -> ServerState:
-        return self._state
-
-    @property
-    def client(self) -> McpClient | None:
-        """The current connection (for diagnostics; tools call through the server)."""
-        return self._client
-
-    @property
-    def instructions(self) -> str | None:
-        client = self._client
-        if self._state is ServerState.CONNECTED and client is not None:
-            return client.instructions
-        return None
-
-    async def wait_ready(self) -> None:
-        """Until the server is no longer starting (CONNECTED, FAILED or DISABLED)."""
-        await self._ready.wait()
-
-    def _fail(self, reason: str) -> None:
-        self._state = ServerState.FAILED
-        self.error = reason
-
-    @property
-    def healable(self) -> bool:
-        """FAILED after it had connected, and not given up on: a call restarts it."""
-        return self._state is ServerState.FAILED and self._healable
-
-    # -- the owner task ------------------------------------------------------------------
-
-    def start(self, stop: asyncio.Event) -> None:
-        self._state = ServerState.CONNECTING
-        self.task = asyncio.create_task(self._run(stop), name=f"mcp:{self.name}")
-
-    async def _run(self, stop: asyncio.Event) -> None:
-        """Connect, list tools, wait for stop, close. Never raises but for cancellation."""
-        client: McpClient | None = None
-        auth: McpAuth | None = None
-        # The outer try closes what was opened on every path, a cancelled startup included.
-        try:
-            try:
-                if self._pool.transport_factory is default_transport:
-                    auth = self._pool.auth_for(self.config)
-                    transport = default_transport(self.config, auth=auth)
-                else:  # a custom factory builds the whole transport, auth included
-                    transport = self._pool.transport_factory(self.config)
-                client = McpClient(
-                    transport,
-                    name=self.name,
-                    request_timeout=self.config.request_timeout_s,
-                    elicitation_handler=self._pool.elicitation_handler_for(self.name),
-                    on_tools_changed=self._tools_changed,
-                    on_lost=self._lost,
-                    fallback=legacy_fallback(self.config, auth=auth),
-                    protocol_version=self.config.protocol_version,
-                    era_memory=self._pool.era_memory,
-                    roots=self._pool.roots,
-                )
-                self._client = client
-                startup = self.config.startup_timeout_s
-                try:
-                    async with asyncio.timeout(startup):
-                        await client.connect()
-                        self.wire_tools = await client.list_tools()
-                except TimeoutError:
-                    raise McpClientError(f"did not finish starting within {startup:g} s") from None
-                if client.closed_reason is not None:
-                    raise TransportClosed(client.closed_reason)
-                self._state = ServerState.CONNECTED
-                logger.debug("%s: %d tool(s)", self.name, len(self.wire_tools))
-            except asyncio.CancelledError:
-                self._fail(self.error or "startup was cancelled")
-                raise
-            except Exception as exc:  # one server's failure must never reach another
-                if needs_login(exc):
-                    self._state = ServerState.NEEDS_LOGIN
-                    self.error = login_hint(self.name)
-                    logger.debug("%s: needs a sign-in", self.name)
-                else:
-                    self._fail(describe_error(exc))
-                    logger.debug("%s: failed: %s", self.name, self.error)
-            finally:
-                self._ready.set()
-            if self._state is ServerState.CONNECTED:
-                await _first_of(stop, self._halt)
-        finally:
-            self._stopping = True
-            if self._refresh is not None:
-                self._refresh.cancel()
-            if client is not None:
-                await _close(client)
-            if auth is not None:
-                await _close_auth(auth, self.name)
-            if self._state not in (ServerState.FAILED, ServerState.NEEDS_LOGIN):
-                self._state = ServerState.CLOSED
-
-    def _lost(self, reason: str) -> None:
-        """The connection ended by itself: FAILED now, not at the next call or status."""
-        if self._stopping or self._state is not ServerState.CONNECTED:
-            return
-        logger.warning("MCP server '%s' stopped: %s", self.name, reason)
-        self._fail(reason)
-        self._healable = True
-
-    async def stop_owner(self) -> None:
-        """End the owner task (it closes what it opened) and wait until it has."""
-        self._halt.set()
-        task = self.task
-        if task is None:
-            return
-        if not self._ready.is_set():
-            task.cancel()  # still starting: nothing to wait for
-        await asyncio.wait([task])
-        if not task.cancelled():
-            task.exception()  # owner tasks never raise; leave nothing unretrieved
-
-    def start_again(self, stop: asyncio.Event) -> None:
-        """A new owner task after `stop_owner`: fresh events, no connection, no error."""
-        self._ready = asyncio.Event()
-        self._halt = asyncio.Event()
-        self._stopping = False
-        self._client = None
-        self._refresh = None
-        self.error = None
-        self._healable = False
-        self.gave_up = False
-        self.start(stop)
-
-    def disable(self) -> None:
-        """DISABLED for this session (after `stop_owner`)."""
-        self._state = ServerState.DISABLED
-        self.error = None
-        self._healable = False
-        self.gave_up = False
-        self._ready.set()
-
-    def _tools_changed(self) -> None:
-        if self._state is not ServerState.CONNECTED or self._stopping:
-            # Still starting: the initial listing will see the new list. Stopping: a
-            # refresh would only race the close (and warn that it failed).
-            return
-        if self._refresh is not None and not self._refresh.done():
-            self._refresh.cancel()
-        self._refresh = asyncio.ensure_future(self._pool.refresh_tools(self))
-
-    # -- what tools and status use -------------------------------------------------------
-
-    async def call_tool(
-        self,
-        tool: str,
-        arguments: dict[str, Any],
-        *,
-        progress: ProgressCallback | None = None,
-    ) -> CallToolResult:
-        """Call one of this server's tools through its current connection (started again
-        first if it stopped by itself since the last call)."""
-        client = await self._reachable()
-        # toolTimeoutMs, when the entry sets it, bounds tool calls instead of requestTimeoutMs.
-        timeout = self.config.tool_timeout_s
-        try:
-            return await client.call_tool(tool, arguments, timeout=timeout, progress=progress)
-        except (ConnectError, TransportClosed) as exc:
-            if client is self._client:
-                # A stdio child's exit was heard already (`_lost`); an HTTP server that
-                # went away only shows here, in the call that could not reach it.
-                self._lost(describe_error(exc))
-            raise
-
-    # -- resources and prompts (through the current connection) ------------------------
-
-    async def _reachable(self) -> McpClient:
-        """The connection, after starting the server again if it stopped by itself (within
-        its restart budget): for tool calls and resources, which the model reaches for."""
-        if self.healable:
-            await self._pool.heal(self)
-        return self._connected()
-
-    def _connected(self) -> McpClient:
-        client = self._client
-        if self._state is not ServerState.CONNECTED or client is None:
-            why = f": {self.error}" if self.error else ""
-            raise TransportClosed(f"MCP server '{self.name}' is {self._state}{why}")
-        return client
-
-    def offers(self, feature: str) -> bool:
-        """Whether the server is connected and declared ``feature`` (``resources``, ...)."""
-        client = self._client
-        connected = self._state is ServerState.CONNECTED
-        return connected and client is not None and client.offers(feature)
-
-    async def list_resources(self) -> list[Resource]:
-        return await (await self._reachable()).list_resources()
-
-    async def list_resource_templates(self) -> list[ResourceTemplate]:
-        return await (await self._reachable()).list_resource_templates()
-
-    async def read_resource(self, uri: str) -> ReadResourceResult:
-        return await (await self._reachable()).read_resource(uri)
-
-    async def list_prompts(self) -> list[Prompt]:
-        return await self._connected().list_prompts()
-
-    def cached_prompts(self) -> list[Prompt]:
-        """The prompts as last listed (no request; [] when not listed or not connected)."""
-        client = self._client
-        if client is None or not self.offers("prompts"):
-            return []
-        return client.cached_prompts() or []
-
-    async def get_prompt(self, name: str, arguments: dict[str, str]) -> GetPromptResult:
-        return await self._connected().get_prompt(name, arguments)
-
-    async def complete(
-        self,
-        ref: CompletionReference,
-        argument: str,
-        value: str,
-        context: dict[str, str] | None = None,
-    ) -> Completion:
-        return await self._connected().complete(ref, argument, value, context)
-
-    def status(self) -> ServerStatus:
-        client = self._client
-        failed = self._state is ServerState.FAILED
-        explained = failed or self._state is ServerState.NEEDS_LOGIN
-        return ServerStatus(
-            name=self.name,
-            state=self._state,
-            tools=len(self.tools),
-            transport=client.transport.kind if client is not None else self.config.type,
-            target=self.config.target,
-            error=self.error if explained else None,
-            protocol_version=client.protocol_version if client is not None else None,
-            era=client.era if client is not None and client.protocol_version else None,
-            stderr_tail=client.transport.diagnostics() if failed and client is not None else [],
-            server_info=client.server_info if client is not None else {},
-            restarts=self.restarts,
-            gave_up=failed and self.gave_up,
-        )
-
-    def hurry(self) -> None:
-        if self._client is not None:
-            self._client.transport.hurry()
-
-    def kill_now(self) -> None:
-        if self._client is not None:
-            self._client.transport.kill_now()
 
 
 class McpPool:
@@ -520,55 +66,55 @@ class McpPool:
         config: McpConfig,
         *,
         elicitation_handler: ServerElicitationHandler | None = None,
-        transport_factory: TransportFactory = default_transport,
+        transport_factory: TransportFactory | None = None,
         auth_factory: AuthFactory | None = None,
         token_store: TokenStore | None = None,
         era_memory: EraMemory | None = None,
         restart_policy: RestartPolicy | None = None,
         roots: Roots | None = None,
     ) -> None:
-        from cat_code.host import run_records
-
-        # Before any server starts: the groups a killed cat-code left are ended meanwhile.
-        run_records.reap_orphans()
         self.config = config
         #: How often a server that stopped by itself is started again.
         self.restart_policy = restart_policy or RestartPolicy()
-        #: The folders every server may work in (cwd and ``--add-dir``), shared by all.
-        self.roots = default_roots() if roots is None else roots
-        #: Protocol eras remembered across runs (``$CAT_CODE_HOME/eras.json``).
-        self.era_memory = (
-            EraMemory(cat_code_home() / ERAS_FILE) if era_memory is None else era_memory
+        self.connector = Connector(
+            # The folders every server may work in: the front end's (cwd and --add-dir).
+            Roots() if roots is None else roots,
+            era_memory=EraMemory(cat_code_home() / ERAS_FILE) if era_memory is None else era_memory,
+            elicitation_handler=elicitation_handler,
+            transport_factory=transport_factory,
+            auth_factory=auth_factory,
+            token_store=token_store,
         )
-        self.elicitation_handler = elicitation_handler
-        self.transport_factory = transport_factory
-        self._auth_factory = auth_factory
-        self._token_store = token_store
-        self.servers: list[McpServer] = [McpServer(c, self) for c in config.servers]
-        self.broken: list[BrokenServer] = list(config.broken)
         self._stop = asyncio.Event()
-        #: Restarts, reloads and the like under way (`_operation`).
+        self.servers: list[McpServer] = [self._new_server(c) for c in config.servers]
+        self.broken: list[BrokenServer] = list(config.broken)
+        #: Reloads under way (`_operation`).
         self._operations: set[asyncio.Task[Any]] = set()
         self._registry: ToolRegistry | None = None
         #: (server, tool) → registered name, for the life of the pool.
         self._pinned: dict[tuple[str, str], str] = {}
 
+    def _new_server(self, config: ServerConfig) -> McpServer:
+        return McpServer(
+            config,
+            connector=self.connector,
+            publisher=self,
+            closing=self._stop,
+            restart_policy=self.restart_policy,
+        )
+
+    @property
+    def roots(self) -> Roots:
+        return self.connector.roots
+
     @property
     def token_store(self) -> TokenStore:
         """Where sign-ins are kept: ``$CAT_CODE_HOME/credentials.json`` unless given."""
-        if self._token_store is None:
-            from cat_code.host.home import token_store
-
-            self._token_store = token_store()
-        return self._token_store
+        return self.connector.token_store
 
     def auth_for(self, config: ServerConfig) -> McpAuth | None:
         """The OAuth of one entry's connection (None for stdio and self-signed entries)."""
-        if not isinstance(config, HttpServerConfig):
-            return None
-        if self._auth_factory is not None:
-            return self._auth_factory(config)
-        return default_auth(config, self.token_store)
+        return self.connector.auth_for(config)
 
     def server(self, name: str) -> McpServer | None:
         return next((s for s in self.servers if s.name == name), None)
@@ -582,18 +128,9 @@ class McpPool:
         return server
 
     async def reconnect(self, name: str) -> McpServer:
-        """Connect one server anew (after a sign-in, or by hand): stop its owner task if
-        it has one, start a new one, and swap its tools in the registry. Its window of
-        automatic restarts starts empty again."""
+        """Connect one server anew (after a sign-in, or by hand): `McpServer.reconnect`."""
         server = self._named(name)
-
-        async def work() -> None:
-            async with server.lifecycle:
-                if server.state is not ServerState.DISABLED:  # `enable` starts those
-                    server.budget.reset()
-                    await self._relaunch(server, keep_tools=False)
-
-        await self._operation(work())
+        await server.reconnect()
         return server
 
     async def restart(self, name: str) -> McpServer:
@@ -603,96 +140,22 @@ class McpPool:
     async def disable(self, name: str) -> McpServer:
         """Stop one server and drop its tools, for this session (no file changes)."""
         server = self._named(name)
-
-        async def work() -> None:
-            async with server.lifecycle:
-                await server.stop_owner()
-                self._unpublish(server)
-                server.disable()
-
-        await self._operation(work())
+        await server.disable()
         return server
 
     async def enable(self, name: str) -> McpServer:
         """Start a DISABLED server (disabled in its entry or by `disable`), for this session."""
         server = self._named(name)
-
-        async def work() -> None:
-            async with server.lifecycle:
-                if server.state is ServerState.DISABLED:
-                    await self._relaunch(server, keep_tools=False)
-
-        await self._operation(work())
+        await server.enable()
         return server
 
     async def _operation(self, work: Coroutine[Any, Any, _T]) -> _T:
-        """Run a lifecycle change to its end even if the caller is cancelled (Ctrl-C must
-        not leave a server half restarted); `close_all` cancels it, at an await, where
-        it has started nothing that the close would miss."""
+        """Run a reload to its end even if the caller is cancelled; `close_all` cancels
+        it, at an await, where it has started nothing that the close would miss."""
         task = asyncio.ensure_future(work)
         self._operations.add(task)
         task.add_done_callback(self._operations.discard)
         return await asyncio.shield(task)
-
-    async def heal(self, server: McpServer) -> None:
-        """Start a server that stopped by itself again, if its budget allows; concurrent
-        callers share one attempt, which a cancelled caller does not cut short."""
-        if server._healing is None or server._healing.done():
-            server._healing = asyncio.ensure_future(self._operation(self._heal(server)))
-        await asyncio.shield(server._healing)
-
-    async def _heal(self, server: McpServer) -> None:
-        async with server.lifecycle:
-            if not server.healable or self._stop.is_set():
-                return  # another caller healed it already, or we are closing
-            if not server.budget.take():
-                server._healable = False
-                server.gave_up = True
-                # No command in it: the reason reaches the model, -p and `mcp call` too.
-                server.error = (
-                    f"{server.error} — not restarted again after {self.restart_policy.describe()}"
-                )
-                logger.warning(
-                    "MCP server '%s' stopped again: %s (in the REPL, /mcp restart %s starts it)",
-                    server.name,
-                    server.error,
-                    server.name,
-                )
-                return
-            server.restarts += 1
-            await self._relaunch(server, keep_tools=True)
-            # A restart that failed to connect is tried again on the next call, while
-            # the budget lasts.
-            server._healable = server.state is ServerState.FAILED
-            if server.state is ServerState.CONNECTED:
-                logger.warning(
-                    "MCP server '%s' restarted (%d× so far)", server.name, server.restarts
-                )
-            else:
-                logger.warning("MCP server '%s' did not restart: %s", server.name, server.error)
-
-    async def _relaunch(self, server: McpServer, *, keep_tools: bool) -> None:
-        """Stop the server's owner task and start a new one, then publish its tools.
-
-        ``keep_tools``: on failure the old tools stay registered, so a call can still
-        reach the server (and restart it) later; otherwise they go as they do when a
-        server fails at start.
-        """
-        await server.stop_owner()
-        if not keep_tools:
-            self._unpublish(server)
-        if self._stop.is_set():
-            return
-        server.start_again(self._stop)
-        await self._await_ready(server)
-        if server.state is ServerState.CONNECTED:
-            self._publish(server)
-
-    def _unpublish(self, server: McpServer) -> None:
-        if self._registry is not None:
-            for tool in server.tools:
-                self._registry.unregister(tool.name)
-        server.tools = []
 
     async def reload(self, config: McpConfig) -> ReloadPlan:
         """Take a newly read config: new servers start, removed ones stop, changed ones
@@ -704,13 +167,13 @@ class McpPool:
     async def _reload(self, config: McpConfig) -> ReloadPlan:
         plan = plan_reload([s.config for s in self.servers], config)
         going = [s for s in self.servers if s.name in plan.removed or s.name in plan.changed]
-        await asyncio.gather(*(self._retire(s) for s in going))
+        await asyncio.gather(*(s.retire() for s in going))
         kept = {s.name: s for s in self.servers if s.name in plan.unchanged}
         servers: list[McpServer] = []
         for entry in config.servers:
             server = kept.get(entry.name)
             if server is None:
-                server = McpServer(entry, self)
+                server = self._new_server(entry)
             else:
                 server.config = entry  # equal but for where it was read from
             servers.append(server)
@@ -718,58 +181,26 @@ class McpPool:
         self.servers = servers
         self.broken = list(config.broken)
         fresh = [s for s in servers if s.state is ServerState.NEW]
-        for server in fresh:
-            server.start(self._stop)
-        await asyncio.gather(*(self._await_ready(s) for s in fresh))
-        for server in fresh:  # config order, as at start
-            if server.state is ServerState.CONNECTED:
-                self._publish(server)
+        await self._start(fresh)
         return plan
-
-    async def _retire(self, server: McpServer) -> None:
-        async with server.lifecycle:
-            await server.stop_owner()
-            self._unpublish(server)
-            server._healable = False  # a call through an old tool must not start it again
-
-    def elicitation_handler_for(self, server: str) -> ElicitationHandler | None:
-        """The client-level handler for one server: the pool's handler, told the server's name."""
-        handler = self.elicitation_handler
-        if handler is None:
-            return None
-
-        async def elicit(params: dict[str, Any]) -> dict[str, Any]:
-            return await handler(server, params)
-
-        return elicit
 
     async def connect_all(self) -> None:
         """Start every enabled server and wait until each is CONNECTED or FAILED."""
-        waiting = []
-        for server in self.servers:
-            if server.state is ServerState.NEW:
-                server.start(self._stop)
-                waiting.append(self._await_ready(server))
-        await asyncio.gather(*waiting)
+        await self._start([s for s in self.servers if s.state is ServerState.NEW])
+
+    async def _start(self, servers: list[McpServer]) -> None:
+        for server in servers:
+            server.start()
+        await asyncio.gather(*(s.started() for s in servers))
         # Named in config order, whichever server finished first: collisions go the same
         # way every run. (Names already given stay: they are pinned.)
-        for server in self.servers:
+        for server in servers:
             if server.state is ServerState.CONNECTED:
-                self._publish(server)
+                server.publish_tools()
 
-    async def _await_ready(self, server: McpServer) -> None:
-        limit = server.config.startup_timeout_s + _STARTUP_SLACK_S
-        try:
-            async with asyncio.timeout(limit):
-                await server.wait_ready()
-        except TimeoutError:
-            # The owner ignored its own timeout (a blocking transport?): cancel it outright.
-            server.error = f"did not finish starting within {server.config.startup_timeout_s:g} s"
-            if server.task is not None:
-                server.task.cancel()
-                await asyncio.wait([server.task])
+    # -- naming and registering tools (each server's `ToolPublisher`) ---------------------
 
-    def _publish(self, server: McpServer) -> None:
+    def publish(self, server: McpServer) -> list[McpTool]:
         """(Re)build a server's tools from its definitions under their pinned names, and
         swap them in the registry."""
         kept = select_tools(server.name, server.wire_tools, server.config)  # includeTools etc.
@@ -781,8 +212,7 @@ class McpPool:
                 taken.update(self._registry.names())
             for original, name in assign_names(server.name, new, taken).items():
                 self._pinned[(server.name, original)] = name
-        old = server.tools
-        server.tools = sorted(
+        tools = sorted(
             (
                 McpTool(
                     server,
@@ -794,13 +224,19 @@ class McpPool:
             ),
             key=lambda registered: registered.name,
         )
-        for tool in server.tools:  # tool search never defers an "alwaysLoad" server's tools
+        for tool in tools:  # tool search never defers an "alwaysLoad" server's tools
             tool.always_load = server.config.always_load
         if self._registry is not None:
-            for tool in old:
-                self._registry.unregister(tool.name)
             for tool in server.tools:
+                self._registry.unregister(tool.name)
+            for tool in tools:
                 self._registry.register(tool)
+        return tools
+
+    def withdraw(self, tools: list[McpTool]) -> None:
+        if self._registry is not None:
+            for tool in tools:
+                self._registry.unregister(tool.name)
 
     def register_into(self, registry: ToolRegistry) -> None:
         """Register every connected server's tools; later list changes update it too."""
@@ -808,25 +244,6 @@ class McpPool:
         for server in self.servers:
             for tool in server.tools:
                 registry.register(tool)
-
-    async def refresh_tools(self, server: McpServer) -> None:
-        """Re-list a server's tools and swap them in; on any failure the old list stays."""
-        client = server.client
-        if client is None:
-            return
-        try:
-            server.wire_tools = await client.list_tools(refresh=True)
-            self._publish(server)
-        except asyncio.CancelledError:
-            raise
-        except Exception as exc:  # a boundary: whatever went wrong, the old list stays
-            logger.warning(
-                "%s: could not re-list tools after a change (keeping the old list): %s",
-                server.name,
-                describe_error(exc),
-            )
-            return
-        logger.info("%s: tool list changed: %d tool(s) now", server.name, len(server.tools))
 
     def tools(self, server: str | None = None) -> list[McpTool]:
         return [t for s in self.servers if server in (None, s.name) for t in s.tools]
@@ -860,7 +277,7 @@ class McpPool:
             and s.client.offers("resources")
         ]
         if stopped:
-            await asyncio.gather(*(self.heal(s) for s in stopped))
+            await asyncio.gather(*(s.heal() for s in stopped))
         return self.connected(server)
 
     async def resources(self, server: str | None = None) -> Gathered[Resource]:
@@ -931,25 +348,20 @@ class McpPool:
         more grace periods) and goes on once every server is closed.
         """
         self._stop.set()
-        # A restart under way would only start what is being closed; cancelled at an
-        # await, it starts nothing more, so the owner tasks listed next are the last.
-        healing = [s._healing for s in self.servers if s._healing is not None]
-        healing.extend(self._operations)
-        for heal in healing:
-            heal.cancel()
-        tasks = [s.task for s in self.servers if s.task is not None]
+        for reload in self._operations:
+            reload.cancel()
+        tasks: list[asyncio.Task[Any]] = [*self._operations]
         for server in self.servers:
-            if server.task is not None and not server._ready.is_set():
-                server.task.cancel()  # still starting: nothing to wait for
+            tasks.extend(server.begin_close())
         cancelled: asyncio.CancelledError | None = None
-        pending: set[asyncio.Task[None]] = {t for t in [*tasks, *healing] if not t.done()}
+        pending = {t for t in tasks if not t.done()}
         while pending:
             try:
                 _, pending = await asyncio.wait(pending)
             except asyncio.CancelledError as exc:
                 cancelled = exc
                 self.hurry()
-        for task in [*tasks, *healing]:  # they never raise, but leave no error unretrieved
+        for task in tasks:  # they never raise, but leave no error unretrieved
             if task.done() and not task.cancelled():
                 task.exception()
         if cancelled is not None:
@@ -970,26 +382,3 @@ class McpPool:
 
     async def __aexit__(self, *exc: object) -> None:
         await self.close_all()
-
-
-async def _first_of(*events: asyncio.Event) -> None:
-    waits = [asyncio.ensure_future(e.wait()) for e in events]
-    try:
-        await asyncio.wait(waits, return_when=asyncio.FIRST_COMPLETED)
-    finally:
-        for wait in waits:
-            wait.cancel()
-
-
-async def _close_auth(auth: McpAuth, name: str) -> None:
-    try:
-        await asyncio.shield(auth.aclose())
-    except Exception as exc:  # closing must go on; -v says why
-        logger.debug("%s: error while closing its sign-in: %s", name, describe_error(exc))
-
-
-async def _close(client: McpClient) -> None:
-    try:
-        await asyncio.shield(client.close())
-    except Exception as exc:  # closing must go on for the others; -v says why
-        logger.debug("%s: error while closing: %s", client.name, describe_error(exc))

@@ -49,27 +49,16 @@ class SignIn:
     def __init__(
         self, entry: HttpServerConfig, authorizer: LoopbackAuthorizer, store: TokenStore
     ) -> None:
-        from cat_code.host.pool import default_transport, legacy_fallback
-        from cat_code.mcp.auth.provider import McpAuth
-        from cat_code.mcp.auth.types import OAuthSettings
-        from cat_code.mcp.client import McpClient
+        from cat_code.host.connect import build_client, oauth_for
 
         self.authorizer = authorizer
-        self.auth = McpAuth(
-            entry.url,
-            settings=entry.oauth or OAuthSettings(),
-            store=store,
-            authorizer=authorizer,
-            fresh=True,
-            shown_url=entry.display_target,
-        )
+        self.auth = oauth_for(entry, store, authorizer=authorizer, fresh=True)
         # A person is signing in: the entry's request timeout must not cut them short
         # (the authorizer bounds the wait for them).
-        self.client: McpClient = McpClient(
-            default_transport(entry, auth=self.auth),
-            name=entry.name,
+        self.client: McpClient = build_client(
+            entry,
+            auth=self.auth,
             request_timeout=authorizer.timeout + entry.request_timeout_s,
-            fallback=legacy_fallback(entry, auth=self.auth),
         )
 
     async def run(self) -> None:

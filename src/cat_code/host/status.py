@@ -13,9 +13,10 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
-from cat_code.host.pool import McpPool, ServerStatus
+from cat_code.host.pool import McpPool
 from cat_code.host.prompts import usage
 from cat_code.host.safe_text import safe_line
+from cat_code.host.server import ServerState, ServerStatus
 from cat_code.mcp.wire import Prompt, Resource, ResourceTemplate
 
 
@@ -45,15 +46,15 @@ def format_status(
     names = {id(s): safe_line(s.name) for s in statuses}
     name_width = max(len(n) for n in names.values())
     state_width = max(len(s.state) for s in statuses)
-    count_width = max((len(f"{s.tools} tool(s)") for s in statuses if s.state == "CONNECTED"),
-                      default=0)  # fmt: skip
+    connected = [s for s in statuses if s.state is ServerState.CONNECTED]
+    count_width = max((len(f"{s.tools} tool(s)") for s in connected), default=0)
     lines = ["MCP servers:"]
     for s in statuses:
         head = f"  {names[id(s)].ljust(name_width)}  {s.state.ljust(state_width)}"
         # A broken entry may have no target to show: then no empty "(?: )".
         where = f"({s.transport}: {safe_line(s.target)})" if s.target else ""
         error = safe_line(s.error) if s.error else s.error
-        if s.state == "CONNECTED":
+        if s.state is ServerState.CONNECTED:
             line = f"{head}  {f'{s.tools} tool(s)'.ljust(count_width)}  {where}".rstrip()
         elif error:
             line = f"{head}  {where} — {error}" if where else f"{head}  {error}"
@@ -68,7 +69,7 @@ def format_status(
                 else " — the next run starts it"
             )
         lines.append(line)
-        if s.state == "FAILED" and s.stderr_tail and "last stderr" not in (s.error or ""):
+        if s.state is ServerState.FAILED and s.stderr_tail and "last stderr" not in (s.error or ""):
             indent = " " * (4 + name_width + state_width)
             lines.append(f"{indent}stderr (last lines):")
             lines.extend(f"{indent}  {safe_line(line)}" for line in s.stderr_tail[-5:])

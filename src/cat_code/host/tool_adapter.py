@@ -25,7 +25,7 @@ from cat_code.host import output_policy as output_limit
 from cat_code.mcp.errors import McpClientError, RequestTimeout
 from cat_code.mcp.transports.base import size_text
 from cat_code.mcp.wire import CallToolResult, ContentBlock, ToolDefinition
-from cat_code.tools.base import Media, ProgressCallback, Tool, ToolResult
+from cat_code.tools.base import Media, ProgressCallback, Tool, ToolOwner, ToolResult
 
 logger = logging.getLogger(__name__)
 
@@ -133,7 +133,7 @@ class McpTool(Tool):
         self.input_schema = schema if isinstance(schema, dict) else {"type": "object"}
         annotations = wire.get("annotations")
         self.read_only = isinstance(annotations, dict) and annotations.get("readOnlyHint") is True
-        self.owner = f"mcp:{server.name}"
+        self.owner = ToolOwner(server.name)
 
     async def execute(
         self, arguments: dict[str, Any], *, progress: ProgressCallback | None = None

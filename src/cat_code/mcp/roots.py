@@ -92,27 +92,8 @@ class Roots:
         return {"roots": [{"uri": p.as_uri(), "name": p.name or str(p)} for p in self._paths]}
 
 
-_default: Roots | None = None
-
-
-def default_roots() -> Roots:
-    """The roots of this run: those `set_default_roots` was given (the command line's
-    ``--add-dir``), else the working directory alone."""
-    global _default
-    if _default is None:
-        _default = Roots()
-    return _default
-
-
-def set_default_roots(roots: Roots) -> None:
-    global _default
-    _default = roots
-
-
 __all__ = [
     "RootError",
     "Roots",
     "check_dir",
-    "default_roots",
-    "set_default_roots",
 ]

@@ -31,9 +31,7 @@ from prompt_toolkit.patch_stdout import patch_stdout
 from rich.text import Text
 
 from cat_code import __version__
-from cat_code.agent.loop import DEFAULT_MAX_TURNS, Agent
-from cat_code.agent.memory import load_memory
-from cat_code.agent.permissions import Answer, Permissions, RuleBook, RuleError, server_of
+from cat_code.agent.permissions import Answer, RuleError, server_of
 from cat_code.agent.providers import (
     ModelSpecError,
     NoModelConfigured,
@@ -42,17 +40,16 @@ from cat_code.agent.providers import (
     resolve_model,
 )
 from cat_code.agent.providers.base import Message, ToolCall
-from cat_code.agent.system_prompt import build_system_prompt
+from cat_code.agent.session import Session
 from cat_code.agent.transcript import compact_json
 from cat_code.host.config.load import McpConfig, load_config, load_config_from_args
-from cat_code.host.home import cat_code_home, ensure_home, private_file, private_files
-from cat_code.host.pool import McpPool, McpServer, ServerStatus
+from cat_code.host.home import cat_code_home, ensure_home, private_file
+from cat_code.host.pool import McpPool
 from cat_code.host.prompts import command_names
-from cat_code.host.resource_tools import resource_tools
 from cat_code.host.safe_text import SafeWriter
+from cat_code.host.server import McpServer, ServerState, ServerStatus
 from cat_code.host.shutdown import run_until_signal
 from cat_code.mcp.errors import McpClientError, describe_error
-from cat_code.mcp.roots import default_roots
 from cat_code.repl import prompt_commands
 from cat_code.repl.commands import (
     COMMANDS,
@@ -90,8 +87,6 @@ from cat_code.repl.render import (
     make_console,
     note_line,
 )
-from cat_code.tools.builtin import FileLedger, builtin_tools
-from cat_code.tools.registry import DuplicateToolError, ToolRegistry
 
 logger = logging.getLogger(__name__)
 
@@ -120,12 +115,12 @@ def run_repl(args: argparse.Namespace) -> int:
 
 def mcp_summary(statuses: Iterable[ServerStatus]) -> str | None:
     """The one line shown when the servers are done connecting (None when none are configured)."""
-    statuses = [s for s in statuses if s.state != "DISABLED"]
+    statuses = [s for s in statuses if s.state is not ServerState.DISABLED]
     if not statuses:
         return None
-    connected = [s for s in statuses if s.state == "CONNECTED"]
-    failed = [s for s in statuses if s.state == "FAILED"]
-    login = [s.name for s in statuses if s.state == "NEEDS_LOGIN"]
+    connected = [s for s in statuses if s.state is ServerState.CONNECTED]
+    failed = [s for s in statuses if s.state is ServerState.FAILED]
+    login = [s.name for s in statuses if s.state is ServerState.NEEDS_LOGIN]
     line = f"MCP: {len(connected)} server(s), {sum(s.tools for s in connected)} tool(s) registered"
     if failed:
         line += f", {len(failed)} failed — see /mcp"
@@ -157,54 +152,30 @@ class Repl:
         self.args = args
         self.console = make_console()
         self.view = TurnView(self.console)
-        #: What the model has read in this conversation (edit_file, write_file check it).
-        self.ledger = FileLedger()
-        # The built-in tools (shell and the file tools) are registered here.
-        self.registry = ToolRegistry(
-            builtin_tools(Path.cwd(), protected=private_files(), ledger=self.ledger)
-        )
-        self.memory = load_memory(Path.cwd(), cat_code_home())
-        self.provider: Provider | None = None
-        self.model_problem: str | None = None
-        try:
-            self.provider = create_provider(resolve_model(args.model))
-        except (ModelSpecError, NoModelConfigured) as exc:
-            self.model_problem = str(exc)
-        self.rules = RuleBook.from_settings()
-        self.permissions = Permissions(
+        self.session = Session(
+            model=args.model,
             approve_all=args.yes,
             allow_patterns=args.allow_tool,
+            add_dirs=args.add_dir,
+            max_turns=args.max_turns,
+            events=self.view,
             asker=self._ask_permission,
-            rules=self.rules,
-            # Read-only file tools read here without asking: the roots, saved tool output.
-            workspace=self._workspace,
+            append_system_prompt=getattr(args, "append_system_prompt", None),
         )
+        self.registry = self.session.registry
+        self.provider: Provider | None = self.session.provider
+        self.model_problem = self.session.model_problem
+        self.rules = self.session.rules
+        self.permissions = self.session.permissions
         #: cwd and ``--add-dir``; ``/add-dir`` adds more (every server shares them).
-        self.roots = default_roots()
+        self.roots = self.session.roots
         self.pool: McpPool | None = None
-        self.agent: Agent | None = None
-        if self.provider is not None:
-            self.agent = self._new_agent(self.provider)
+        self.agent = self.session.agent
         self._foreground: asyncio.Future[Any] | None = None
         self._mcp_ready = asyncio.Event()
         self._ask_lock = asyncio.Lock()
         self._session: PromptSession[str] | None = None
         self._questions: PromptSession[str] | None = None
-
-    def _new_agent(self, provider: Provider) -> Agent:
-        return Agent(
-            provider,
-            self.registry,
-            permissions=self.permissions,
-            system_prompt=self._system_prompt,
-            max_turns=self.args.max_turns or DEFAULT_MAX_TURNS,
-            events=self.view,
-        )
-
-    def _workspace(self) -> list[Path]:
-        from cat_code.host.output_policy import output_dir
-
-        return [*self.roots.paths, output_dir()]
 
     # -- lifecycle -------------------------------------------------------------------
 
@@ -222,8 +193,8 @@ class Repl:
             self.console.print(note_line(f"warning: {warning}"))
         if (allows := self.rules.project_allows()) is not None:
             self.console.print(note_line(allows))
-        self.pool = McpPool(
-            load_config_from_args(self.args), elicitation_handler=self._elicit, roots=self.roots
+        self.pool = self.session.open_pool(
+            load_config_from_args(self.args), elicitation_handler=self._elicit
         )
         connect = asyncio.create_task(self._connect_mcp(self.pool), name="mcp-connect")
         # The model SDK loads on a thread while the user types the first prompt.
@@ -267,14 +238,8 @@ class Repl:
 
     async def _connect_mcp(self, pool: McpPool) -> None:
         try:
-            await pool.connect_all()
+            await self.session.connect()
             await _list_prompts(pool)
-            try:
-                for tool in resource_tools(pool, self.permissions.denies_server):
-                    self.registry.register(tool)
-                pool.register_into(self.registry)
-            except DuplicateToolError as exc:
-                logger.warning("%s", exc)
         finally:
             self._mcp_ready.set()
         self._say_mcp_summary(pool)
@@ -284,11 +249,6 @@ class Repl:
         if line is not None:
             trouble = "failed" in line or "login" in line
             self.console.print(Text(line, style="yellow" if trouble else "bright_black"))
-
-    def _system_prompt(self) -> str:
-        instructions = self.pool.instructions() if self.pool is not None else {}
-        append = getattr(self.args, "append_system_prompt", None)
-        return build_system_prompt(Path.cwd(), instructions, memory=self.memory, append=append)
 
     # -- reading and dispatching ---------------------------------------------------------
 
@@ -337,7 +297,7 @@ class Repl:
             tool_search=self._tool_search_status,
             width=self.console.width,
             rules=self.rules,
-            memory=self.memory,
+            memory=self.session.memory,
         )
 
     def _tool_search_status(self) -> str | None:
@@ -366,7 +326,7 @@ class Repl:
         elif isinstance(action, ClearConversation):
             if self.agent is not None:
                 self.agent.clear()
-            self.ledger.forget_all()  # a new conversation has read nothing
+            self.session.ledger.forget_all()  # a new conversation has read nothing
             self.console.print(Text("conversation cleared", style="bright_black"))
         else:
             await self._call_tool(action)
@@ -381,7 +341,7 @@ class Repl:
             return
         old, self.provider, self.model_problem = self.provider, provider, None
         if self.agent is None:
-            self.agent = self._new_agent(provider)
+            self.agent = self.session.new_agent(provider)
         else:
             from cat_code.agent.tool_search import ToolSearch
 
@@ -564,7 +524,7 @@ class Repl:
         server = await self._in_foreground(pool.reconnect(name))
         if isinstance(server, _Cancelled):
             return
-        if server.state == "CONNECTED":
+        if server.state is ServerState.CONNECTED:
             self.console.print(
                 Text(f"Signed in to {name}. {len(server.tools)} tool(s) registered.")
             )
@@ -627,7 +587,7 @@ class Repl:
         name = server.name
         if verb == "disable":
             self.console.print(Text(f"Disabled {name} for this session; its tools are gone."))
-        elif server.state == "CONNECTED":
+        elif server.state is ServerState.CONNECTED:
             done = "Restarted" if verb == "restart" else "Enabled"
             self.console.print(Text(f"{done} {name}: {len(server.tools)} tool(s) registered."))
         else:

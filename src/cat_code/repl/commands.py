@@ -20,6 +20,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Literal
 
+from cat_code.host.server import ServerState
 from cat_code.repl import prompt_commands
 from cat_code.repl.prompt_commands import ListPrompts, ListResources, RunPrompt
 from cat_code.tools.registry import ToolRegistry
@@ -29,7 +30,8 @@ if TYPE_CHECKING:
 
     from cat_code.agent.memory import MemoryFile
     from cat_code.agent.permissions import RuleBook
-    from cat_code.host.pool import McpPool, ServerStatus
+    from cat_code.host.pool import McpPool
+    from cat_code.host.server import ServerStatus
 
 logger = logging.getLogger(__name__)
 
@@ -320,13 +322,15 @@ def _mcp_manage(
     if server is None:
         known = ", ".join(ctx.pool.config.names) or "none"
         return Show(f"no MCP server named {name!r} (configured: {known})", "error")
-    disabled = server.state == "DISABLED"
+    disabled = server.state is ServerState.DISABLED
     if verb == "restart" and disabled:
         return Show(f"MCP server '{name}' is disabled — /mcp enable {name} starts it", "error")
     if verb == "disable" and disabled:
         return Show(f"MCP server '{name}' is already disabled")
     if verb == "enable" and not disabled:
-        hint = f" — /mcp restart {name} starts it again" if server.state == "FAILED" else ""
+        hint = (
+            f" — /mcp restart {name} starts it again" if server.state is ServerState.FAILED else ""
+        )
         return Show(f"MCP server '{name}' is already enabled ({server.state}){hint}")
     return ManageServer(verb, name)
 
@@ -388,7 +392,7 @@ def tools_text(registry: ToolRegistry, width: int = 100, search: str | None = No
     if not tools:
         return "tools: none" + (f"\n{search}" if search else "")
     name_width = max(len(t.name) for t in tools)
-    owner_width = max(len(t.owner) for t in tools)
+    owner_width = max(len(str(t.owner)) for t in tools)
     lines = [f"tools ({len(tools)}; ro = read-only, runs without asking):"]
     room = max(20, width - (2 + name_width + 2 + owner_width + 2 + 2 + 2))
     for tool in tools:
@@ -396,9 +400,8 @@ def tools_text(registry: ToolRegistry, width: int = 100, search: str | None = No
         if len(summary) > room:
             summary = summary[: room - 1] + "…"
         flag = "ro" if tool.read_only else "  "
-        lines.append(
-            f"  {tool.name.ljust(name_width)}  {tool.owner.ljust(owner_width)}  {flag}  {summary}"
-        )
+        owner = str(tool.owner).ljust(owner_width)
+        lines.append(f"  {tool.name.ljust(name_width)}  {owner}  {flag}  {summary}")
     if search:
         lines.append(search)
     return "\n".join(line.rstrip() for line in lines)

@@ -40,7 +40,8 @@ from cat_code.mcp.resources import (
 )
 
 if TYPE_CHECKING:
-    from cat_code.host.pool import McpPool, McpServer
+    from cat_code.host.pool import McpPool
+    from cat_code.host.server import McpServer
 
 logger = logging.getLogger(__name__)
 

@@ -2,7 +2,8 @@
 
 A tool has a name the model calls it by, a description, a JSON schema for its input, a
 read-only flag (read-only tools run without asking the user), an ``owner`` naming where
-it comes from (``builtin`` or ``mcp:<server>``), and an async ``execute``. ``execute``
+it comes from (a `ToolOwner`: built in, or the MCP server it calls; shown as ``builtin``
+or ``mcp:<server>``), and an async ``execute``. ``execute``
 must not raise for failures the model should read; it returns an error `ToolResult`.
 """
 
@@ -61,6 +62,19 @@ class FileChange:
     after: str
 
 
+@dataclass(frozen=True, slots=True)
+class ToolOwner:
+    """Where a tool comes from: built in (``server`` None) or the MCP server named."""
+
+    server: str | None = None
+
+    def __str__(self) -> str:
+        return "builtin" if self.server is None else f"mcp:{self.server}"
+
+
+BUILTIN = ToolOwner()
+
+
 class Tool(ABC):
     """A tool the agent can call."""
 
@@ -68,7 +82,7 @@ class Tool(ABC):
     description: str
     input_schema: dict[str, Any]
     read_only: bool = False
-    owner: str = "builtin"
+    owner: ToolOwner = BUILTIN
     #: Sent on every model request even when tool search defers the other tools of its
     #: owner (an MCP server entry's ``"alwaysLoad": true``); built-in tools always are.
     always_load: bool = False

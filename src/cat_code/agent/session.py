@@ -1,0 +1,149 @@
+"""`Session`: one agent session wired together, for ``-p`` and the REPL alike.
+
+The one place that builds the parts: the model provider, the tool registry with the
+built-in tools (`builtin_tool_list`), the permission rules and `Permissions`, the roots
+(the working directory and ``--add-dir``), the MCP pool with its resource tools, and
+the `Agent`. The front ends keep what differs between them: their events (printing), their
+asker and elicitation handler, and what they say. The registry is built first and never
+replaced: MCP tools join it once the pool has connected (`Session.connect`), so an agent
+made before that sees them. Building a session starts nothing; `open_pool` reaps what a
+killed cat-code left (`run_records.reap_orphans`) before the first server starts.
+"""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import Sequence
+from pathlib import Path
+
+from cat_code.agent.loop import DEFAULT_MAX_TURNS, Agent, AgentEvents
+from cat_code.agent.permissions import Asker, Permissions, RuleBook
+from cat_code.agent.providers import (
+    ModelSpecError,
+    NoModelConfigured,
+    Provider,
+    create_provider,
+    resolve_model,
+)
+from cat_code.agent.system_prompt import build_system_prompt
+from cat_code.host.config.load import McpConfig
+from cat_code.host.connect import ServerElicitationHandler
+from cat_code.host.pool import McpPool
+from cat_code.mcp.roots import Roots
+from cat_code.tools.base import Tool
+from cat_code.tools.builtin import FileLedger, builtin_tools
+from cat_code.tools.registry import DuplicateToolError, ToolRegistry
+
+logger = logging.getLogger(__name__)
+
+
+def builtin_tool_list(cwd: Path, ledger: FileLedger) -> list[Tool]:
+    """The built-in tools every session offers, in the order they are registered: ``shell``
+    and the file tools, which never touch cat-code's own secrets (`private_files`)."""
+    from cat_code.host.home import private_files
+
+    return builtin_tools(cwd, protected=private_files(), ledger=ledger)
+
+
+class Session:
+    """The parts of one session (see the module docstring); ``agent`` is None without a
+    model (``model_problem`` says why)."""
+
+    def __init__(
+        self,
+        *,
+        model: str | None,
+        approve_all: bool,
+        allow_patterns: Sequence[str] | None,
+        add_dirs: Sequence[Path] = (),
+        max_turns: int | None = None,
+        events: AgentEvents | None = None,
+        asker: Asker | None = None,
+        cwd: Path | None = None,
+        append_system_prompt: str | None = None,
+    ) -> None:
+        from cat_code.agent.memory import load_memory
+        from cat_code.host.home import cat_code_home
+
+        self.cwd = cwd or Path.cwd()
+        self.max_turns = max_turns or DEFAULT_MAX_TURNS
+        self.events = events
+        #: What the model has read in this conversation (edit_file, write_file check it).
+        self.ledger = FileLedger()
+        #: AGENTS.md (or CLAUDE.md) files, read once at the start (``/memory`` lists them).
+        self.memory = load_memory(self.cwd, cat_code_home())
+        self.append_system_prompt = append_system_prompt
+        self.provider: Provider | None = None
+        self.model_problem: str | None = None
+        try:
+            self.provider = create_provider(resolve_model(model))
+        except (ModelSpecError, NoModelConfigured) as exc:
+            self.model_problem = str(exc)
+        self.registry = ToolRegistry(builtin_tool_list(self.cwd, self.ledger))
+        self.rules = RuleBook.from_settings()
+        #: cwd and ``--add-dir``; ``/add-dir`` adds more (every server shares them).
+        self.roots = Roots(add_dirs)
+        self.permissions = Permissions(
+            approve_all=approve_all,
+            allow_patterns=allow_patterns or (),
+            asker=asker,
+            rules=self.rules,
+            # Read-only file tools read here without asking: the roots, saved tool output.
+            workspace=self.workspace,
+        )
+        self.pool: McpPool | None = None
+        self.agent: Agent | None = None
+        if self.provider is not None:
+            self.agent = self.new_agent(self.provider)
+
+    def new_agent(self, provider: Provider) -> Agent:
+        """An agent on this session's registry and rules talking to ``provider`` (``/model``
+        makes a new one for the same conversation)."""
+        return Agent(
+            provider,
+            self.registry,
+            permissions=self.permissions,
+            system_prompt=self.system_prompt,
+            max_turns=self.max_turns,
+            events=self.events,
+        )
+
+    def workspace(self) -> list[Path]:
+        """Where the read-only file tools read without asking: the roots and saved output."""
+        from cat_code.host.output_policy import output_dir
+
+        return [*self.roots.paths, output_dir()]
+
+    def open_pool(
+        self, config: McpConfig, *, elicitation_handler: ServerElicitationHandler | None
+    ) -> McpPool:
+        """The MCP pool of this session (not connected yet)."""
+        from cat_code.host.run_records import reap_orphans
+
+        reap_orphans()  # once, before any server starts
+        self.pool = McpPool(config, elicitation_handler=elicitation_handler, roots=self.roots)
+        return self.pool
+
+    async def connect(self) -> None:
+        """Connect every server, then register the resource tools and the servers' tools."""
+        from cat_code.host.resource_tools import resource_tools
+
+        pool = self.pool
+        assert pool is not None, "open_pool first"
+        await pool.connect_all()
+        try:
+            for tool in resource_tools(pool, self.permissions.denies_server):
+                self.registry.register(tool)
+            pool.register_into(self.registry)
+        except DuplicateToolError as exc:
+            logger.warning("%s", exc)
+
+    def system_prompt(self) -> str:
+        """Read afresh for every model request: the servers' instructions may change."""
+        instructions = self.pool.instructions() if self.pool is not None else {}
+        return build_system_prompt(
+            Path.cwd(), instructions, memory=self.memory, append=self.append_system_prompt
+        )
+
+
+__all__ = ["Session", "builtin_tool_list"]

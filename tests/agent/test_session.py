@@ -1,0 +1,49 @@
+"""`Session`: the one wiring of provider, registry, permissions, roots, pool and agent."""
+
+from __future__ import annotations
+
+import json
+import sys
+from pathlib import Path
+
+import pytest
+
+from cat_code.agent.session import Session, builtin_tool_list
+from cat_code.host.config.load import load_config
+
+REPO = Path(__file__).resolve().parents[2]
+ECHO_SERVER = REPO / "examples" / "echo_server.py"
+
+
+def test_a_session_without_a_usable_model_has_no_agent_and_says_why(tmp_path: Path) -> None:
+    session = Session(model="nowhere", approve_all=False, allow_patterns=None, cwd=tmp_path)
+
+    assert session.agent is None and session.provider is None
+    assert session.model_problem is not None and "nowhere" in session.model_problem
+    assert session.registry.names() == [t.name for t in builtin_tool_list(tmp_path)]
+
+
+async def test_the_pool_gets_the_sessions_roots_and_its_tools_join_the_registry(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv("ANTHROPIC_API_KEY", "test-key")
+    config_file = tmp_path / "mcp.json"
+    entry = {"command": sys.executable, "args": [str(ECHO_SERVER)]}
+    config_file.write_text(json.dumps({"mcpServers": {"echo": entry}}), encoding="utf-8")
+    extra = tmp_path / "docs"
+    extra.mkdir()
+    session = Session(
+        model="anthropic:claude-test", approve_all=False, allow_patterns=None, add_dirs=[extra]
+    )
+    assert session.agent is not None
+
+    async with session.open_pool(load_config([config_file]), elicitation_handler=None) as pool:
+        await session.connect()
+
+        assert pool.roots is session.roots and extra.resolve() in session.roots.paths
+        names = session.registry.names()
+        builtins = [t.name for t in builtin_tool_list(Path.cwd())]
+        assert names[: len(builtins)] == builtins
+        assert "list_mcp_resources" in names and "mcp__echo__echo" in names
+    assert session.provider is not None
+    await session.provider.close()
