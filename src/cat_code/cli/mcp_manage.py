@@ -38,6 +38,7 @@ from cat_code.host.config.load import (
     BrokenServer,
     McpConfig,
     ServerConfig,
+    WaitingServer,
     load_config,
     parse_entry,
 )
@@ -48,6 +49,7 @@ from cat_code.host.config.masking import (
     masked_target,
     shown_command,
 )
+from cat_code.host.config.trust import Decision, TrustStore, approve_written
 from cat_code.host.home import cat_code_home
 from cat_code.mcp.errors import ConfigError
 
@@ -312,18 +314,34 @@ def _add(args: argparse.Namespace) -> int:
         return EXIT_FAILED
     file.set_entry(request.name, entry)
     file.write()
+    _approve_if_project(path, {request.name: entry})
     kind = entry.get("type", "stdio")
     replaced = " (replaced the previous entry)" if existed else ""
     print_line(f"Added {kind} server '{request.name}' to {path}{replaced}")
-    if scope == USER:
-        project = scope_path(PROJECT)
+    if scope in SCOPES:
+        other = scope_path(PROJECT if scope == USER else USER)
         try:
-            shadowed = request.name in ConfigFile.read(project).servers
+            shadowed = request.name in ConfigFile.read(other).servers
         except ConfigError:
             shadowed = False
         if shadowed:
-            _note(f"{project} also defines '{request.name}', and that entry wins here")
+            user = path if scope == USER else other
+            _note(
+                f"{other} also defines '{request.name}'; the entry in {user} is the one used "
+                "(a project entry never takes the name of your own server)"
+            )
     return asyncio.run(_try_entry(request.name, entry, path))
+
+
+def _is_project_file(path: Path) -> bool:
+    return _same_file(path, scope_path(PROJECT))
+
+
+def _approve_if_project(path: Path, entries: Mapping[str, Any]) -> None:
+    """Entries written for the user into this folder's project file are theirs: approved
+    (`cat_code.host.config.trust`), so cat-code starts them without asking."""
+    if _is_project_file(path):
+        approve_written(Path.cwd(), entries)
 
 
 def validate_entry(name: str, entry: dict[str, Any], source: Path) -> ServerConfig:
@@ -444,6 +462,13 @@ def _holders(places: list[_Place], name: str) -> list[tuple[_Place, ConfigFile]]
     return found
 
 
+def _in_effect(holders: list[tuple[_Place, ConfigFile]]) -> int:
+    """Which holder's definition is used: the user's own when the project file shadows it
+    (a project entry never takes a user server's name), else the last file read."""
+    scopes = [place.scope for place, _ in holders]
+    return scopes.index(USER) if USER in scopes and PROJECT in scopes else len(holders) - 1
+
+
 _NOTHING_CHANGED = re.compile(r"[;,] (?:fix it first, )?nothing was changed$")
 
 
@@ -485,7 +510,7 @@ def _set_disabled(args: argparse.Namespace, *, disabled: bool) -> int:
     holders = _holders(places, name)
     if not holders:
         return _not_found(name, places)
-    place, file = holders[-1]  # the definition in effect (the project file wins)
+    place, file = holders[_in_effect(holders)]  # the definition in effect
     word = "disabled" if disabled else "enabled"
     raw = file.servers[name]
     if not isinstance(raw, dict):
@@ -494,8 +519,13 @@ def _set_disabled(args: argparse.Namespace, *, disabled: bool) -> int:
     if raw.get("disabled", False) is disabled:
         print_line(f"MCP server '{name}' is already {word} ({place.path})")
         return EXIT_OK
+    approved = _is_project_file(place.path) and (
+        TrustStore().decision(place.path.parent, name, raw) is Decision.APPROVED
+    )
     file.set_field(name, "disabled", disabled)
     file.write()
+    if approved:  # the user's own edit of an entry they approved: still approved
+        _approve_if_project(place.path, {name: file.servers[name]})
     print_line(f"{word.capitalize()} MCP server '{name}' in {place.path}")
     return EXIT_OK
 
@@ -514,17 +544,23 @@ def _get(args: argparse.Namespace) -> int:
             continue  # `load_config` below warns about it, in words for a reader
         if name in file.servers:
             holders.append((place, file))
-    config = load_config([p.path for p in places])
+    given = getattr(args, "mcp_config", None)
+    config = load_config(
+        [p.path for p in places] if given else None,
+        trust_project=bool(getattr(args, "trust_project", False)),
+    )
     for warning in config.warnings:
         print_error(f"warning: {warning}")
     if not holders:
         return _not_found(name, places)
-    place, file = holders[-1]
+    effect = _in_effect(holders)
+    place, file = holders[effect]
     raw = file.servers[name]
     masked = mask_entry(raw) if isinstance(raw, dict) else raw
     entry = next((s for s in config.servers if s.name == name), None)
     broken = next((b for b in config.broken if b.name == name), None)
-    status, tools = asyncio.run(_live(entry, broken))
+    waiting = next((w for w in config.waiting if w.name == name), None)
+    status, tools = asyncio.run(_live(entry, broken, waiting))
     exit_code = status.pop("exit", None)
     if exit_code is not None and exit_code != EXIT_OK:
         return int(exit_code)
@@ -550,14 +586,24 @@ def _get(args: argparse.Namespace) -> int:
         }, indent=2, ensure_ascii=False))  # fmt: skip
     else:
         print_line(_describe(name, place, masked, status, tools))
-        for other, _ in holders[:-1]:
-            print_line(f"  (also defined in {other.path}, which this entry overrides)")
-    return EXIT_OK if state in ("CONNECTED", "DISABLED") else EXIT_FAILED
+        for index, (other, _) in enumerate(holders):
+            if index < effect:
+                print_line(f"  (also defined in {other.path}, which this entry overrides)")
+            elif index > effect:
+                print_line(
+                    f"  (also defined in {other.path}, which is not used: a project entry "
+                    "never takes the name of your own server)"
+                )
+    return EXIT_OK if state in ("CONNECTED", "DISABLED", "REJECTED") else EXIT_FAILED
 
 
 async def _live(
-    entry: ServerConfig | None, broken: BrokenServer | None
+    entry: ServerConfig | None, broken: BrokenServer | None, waiting: WaitingServer | None
 ) -> tuple[dict[str, Any], list[McpTool]]:
+    if waiting is not None:  # never started before the user approves it
+        state = "REJECTED" if waiting.rejected else "NEEDS_APPROVAL"
+        return {"state": state, "error": waiting.hint, "transport": waiting.type,
+                "target": waiting.target}, []  # fmt: skip
     if entry is None:
         error = broken.error if broken is not None else "not loaded"
         return {"state": "FAILED", "error": error, "transport": broken and broken.type,
@@ -644,6 +690,7 @@ def _import(args: argparse.Namespace) -> int:
         return EXIT_OK
     if count:
         file.write()
+        _approve_if_project(target, {name: found.entry for name, found in taken.items()})
     print_line(f"Imported {count} of {len(outcomes)} server(s) into {target}.")
     return EXIT_OK
 

@@ -47,6 +47,10 @@ def run_mcp_command(args: argparse.Namespace) -> int:
         from cat_code.cli.mcp_manage import run_manage_command
 
         return run_manage_command(args)
+    if command in ("approve", "reject"):  # they decide about the project file: no config
+        from cat_code.cli.mcp_trust import run_trust_command
+
+        return run_trust_command(args)
     config = load_config_from_args(args)
     if command == "list":
         return asyncio.run(_list(config, as_json=args.json))
@@ -172,6 +176,10 @@ def _unavailable(status: ServerStatus) -> str | None:
         return f"MCP server '{name}' failed: {status.error}"
     if status.state == "NEEDS_LOGIN":
         return f"MCP server '{name}' needs a sign-in (cat-code mcp login {name})"
+    if status.state == "NEEDS_APPROVAL":
+        return f"MCP server '{name}' is a project server not approved yet ({status.error})"
+    if status.state == "REJECTED":
+        return f"MCP server '{name}' is a project server you rejected (cat-code mcp approve {name})"
     return None
 
 

@@ -150,6 +150,11 @@ async def _run(args: argparse.Namespace, prompt: str) -> int:
                         f"cat-code: MCP server '{status.name}' needs a sign-in: "
                         f"run cat-code mcp login {status.name}"
                     )
+                elif status.state == "NEEDS_APPROVAL":  # nothing can ask here: say how
+                    _say(
+                        f"cat-code: skipped project server '{status.name}' (./.mcp.json, not "
+                        f"approved in this folder): run cat-code mcp approve {status.name}"
+                    )
             from cat_code.host.resource_tools import resource_tools
 
             rules = RuleBook.from_settings()

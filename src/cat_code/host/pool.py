@@ -39,6 +39,7 @@ from cat_code.host.config.load import (
     McpConfig,
     ServerConfig,
     StdioServerConfig,
+    WaitingServer,
 )
 from cat_code.host.home import cat_code_home
 from cat_code.host.reload import ReloadPlan, plan_reload
@@ -94,6 +95,10 @@ class ServerState(enum.StrEnum):
     CLOSED = "CLOSED"
     #: The server wants a sign-in (OAuth) before it can connect.
     NEEDS_LOGIN = "NEEDS_LOGIN"
+    #: A project (``./.mcp.json``) entry the user has not approved: never started.
+    NEEDS_APPROVAL = "NEEDS_APPROVAL"
+    #: A project entry the user rejected (``cat-code mcp reject``): never started.
+    REJECTED = "REJECTED"
 
 
 @dataclass(slots=True)
@@ -532,6 +537,8 @@ class McpPool:
         self._token_store = token_store
         self.servers: list[McpServer] = [McpServer(c, self) for c in config.servers]
         self.broken: list[BrokenServer] = list(config.broken)
+        #: Project entries waiting for approval (or rejected): status rows, never started.
+        self.waiting: list[WaitingServer] = list(config.waiting)
         self._stop = asyncio.Event()
         #: Restarts, reloads and the like under way (`_operation`).
         self._operations: set[asyncio.Task[Any]] = set()
@@ -703,6 +710,7 @@ class McpPool:
         self.config = config
         self.servers = servers
         self.broken = list(config.broken)
+        self.waiting = list(config.waiting)
         fresh = [s for s in servers if s.state is ServerState.NEW]
         for server in fresh:
             server.start(self._stop)
@@ -899,6 +907,17 @@ class McpPool:
             )
             for b in self.broken
         )
+        statuses.extend(
+            ServerStatus(
+                name=w.name,
+                state=ServerState.REJECTED if w.rejected else ServerState.NEEDS_APPROVAL,
+                tools=0,
+                transport=w.type,
+                target=w.target,
+                error=w.hint,
+            )
+            for w in self.waiting
+        )
         # Config order, broken entries in their place (the files' order is the user's).
         rank = {name: i for i, name in enumerate(self.config.order)}
         statuses.sort(key=lambda s: rank.get(s.name, len(rank)))
@@ -906,9 +925,11 @@ class McpPool:
 
     @property
     def all_connected(self) -> bool:
-        """Every enabled server connected (and no entry was broken)."""
+        """Every enabled server connected (and no entry was broken or waits for approval;
+        a rejected one counts as disabled)."""
         ok = (ServerState.CONNECTED, ServerState.DISABLED)
-        return not self.broken and all(s.state in ok for s in self.servers)
+        waiting = any(not w.rejected for w in self.waiting)
+        return not self.broken and not waiting and all(s.state in ok for s in self.servers)
 
     async def close_all(self) -> None:
         """Close every server; returns when every owner task has finished its cleanup.
