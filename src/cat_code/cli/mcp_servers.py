@@ -108,7 +108,10 @@ async def _tools(config: McpConfig, server: str | None, *, as_json: bool) -> int
         failed = [s for s in pool.status() if s.state == "FAILED"]
         for s in failed:
             print_error(f"MCP server '{s.name}' failed: {s.error}")
-        return EXIT_FAILED if failed else EXIT_OK
+        waiting = [s for s in pool.status() if s.state == "NEEDS_APPROVAL"]
+        for s in waiting:  # its tools are unknown, not absent: say why and how
+            print_error(_unavailable(s) or "")
+        return EXIT_FAILED if failed or waiting else EXIT_OK
 
     return await run_until_signal(pool, work)
 
@@ -125,7 +128,8 @@ async def _call(config: McpConfig, name: str, raw_arguments: str, *, as_json: bo
             f'JSON_ARGS must be a JSON object like \'{{"key": "value"}}\', got: {raw_arguments}'
         )
         return EXIT_USAGE
-    candidates = [s.name for s in config.servers if may_belong_to(s.name, name)]
+    known = [s.name for s in config.servers] + [w.name for w in config.waiting]
+    candidates = [server for server in known if may_belong_to(server, name)]
     pool = McpPool(only_servers(config, candidates or None))
 
     async def work() -> int:
