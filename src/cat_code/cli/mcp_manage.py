@@ -9,11 +9,12 @@ the entry stays written either way (exit 0). ``get`` shows an entry with its sec
 masked (env and header values, URL userinfo and query values, the value after a
 secret-looking argument such as ``--api-key``; ``${VAR}`` references are shown as
 written, their ``:-default`` masked) and connects it for its live state and tools.
-Scopes: ``user`` is ``$CAT_CODE_HOME/mcp.json``, ``project`` is ``./.mcp.json`` (which
-wins when both name a server); ``--mcp-config FILE`` replaces both, for every verb
-(``add`` and ``import`` write to it, so they take one only). A file that cannot be read
-is skipped with a warning unless it is the one to change. Exit codes: 0 done, 1 refused
-or failed, 2 a usage error.
+Scopes: ``user`` is ``$CAT_CODE_HOME/mcp.json``, ``project`` is ``./.mcp.json`` (whose
+entry is not used when both name a server: `cat_code.host.config.load`); ``--mcp-config
+FILE`` replaces both, for every verb (``add`` and ``import`` write to it, so they take one
+only); what ``add`` and ``import`` write into ``./.mcp.json`` is approved for this folder.
+A file that cannot be read is skipped with a warning unless it is the one to change.
+Exit codes: 0 done, 1 refused or failed, 2 a usage error.
 """
 
 from __future__ import annotations

@@ -272,7 +272,8 @@ def build_parser() -> argparse.ArgumentParser:
         toggle = mcp_commands.add_parser(
             verb, help=f"{verb} a server (its 'disabled' field in mcp.json)",
             description=f"Set \"disabled\": {what} on server NAME, in the file that defines "
-            "it (./.mcp.json when both do, unless --scope says otherwise). "
+            "it (your own when both do: a project entry never takes its name; --scope "
+            "says otherwise). "
             "Exit 0 when done (or already so), 1 when not found.",
         )  # fmt: skip
         _add_common(toggle, level=2)
