@@ -119,7 +119,7 @@ def run_repl(args: argparse.Namespace) -> int:
 
 def mcp_summary(statuses: Iterable[ServerStatus]) -> str | None:
     """The one line shown when the servers are done connecting (None when none are configured)."""
-    statuses = [s for s in statuses if s.state != "DISABLED"]
+    statuses = [s for s in statuses if s.state not in ("DISABLED", "REJECTED")]
     if not statuses:
         return None
     connected = [s for s in statuses if s.state == "CONNECTED"]
@@ -132,6 +132,11 @@ def mcp_summary(statuses: Iterable[ServerStatus]) -> str | None:
         line += f", 1 needs login — /mcp login {login[0]}"
     elif login:
         line += f", {len(login)} need login — /mcp login NAME ({', '.join(login)})"
+    waiting = [s.name for s in statuses if s.state == "NEEDS_APPROVAL"]
+    if len(waiting) == 1:
+        line += f", 1 waits for approval — /mcp approve {waiting[0]}"
+    elif waiting:
+        line += f", {len(waiting)} wait for approval — /mcp approve NAME ({', '.join(waiting)})"
     return line
 
 
@@ -298,7 +303,7 @@ class Repl:
     def _say_mcp_summary(self, pool: McpPool) -> None:
         line = mcp_summary(pool.status())
         if line is not None:
-            trouble = "failed" in line or "login" in line
+            trouble = "failed" in line or "login" in line or "approval" in line
             self.console.print(Text(line, style="yellow" if trouble else "bright_black"))
 
     def _system_prompt(self) -> str:
