@@ -435,18 +435,21 @@ def test_get_and_list_quote_spaced_arguments_and_keep_masks_bare(shell: Shell) -
     assert "sk-arg-444" not in text.stdout + as_json.stdout + listed.stdout
 
 
-def test_get_shows_the_project_entry_that_wins_and_a_disabled_state(shell: Shell) -> None:
-    write(shell.user_file, json.dumps({"mcpServers": {"x": {"command": "user-x"}}}))
-    project_entry = {"command": "project-x", "disabled": True}
-    write(shell.project_file, json.dumps({"mcpServers": {"x": project_entry}}))
+def test_get_shows_the_users_entry_over_a_project_entry_of_its_name_and_a_disabled_state(
+    shell: Shell,
+) -> None:
+    write(
+        shell.user_file, json.dumps({"mcpServers": {"x": {"command": "user-x", "disabled": True}}})
+    )
+    write(shell.project_file, json.dumps({"mcpServers": {"x": {"command": "project-x"}}}))
 
     run = shell.run("mcp", "get", "x")
 
     assert run.returncode == 0, run.stderr
-    assert f"scope:     project ({shell.project_file})" in run.stdout
-    assert "command:   project-x" in run.stdout
+    assert f"scope:     user ({shell.user_file})" in run.stdout
+    assert "command:   user-x" in run.stdout
     assert "state:     DISABLED" in run.stdout
-    assert f"also defined in {shell.user_file}" in run.stdout
+    assert f"also defined in {shell.project_file}, which is not used" in run.stdout
 
 
 def test_get_of_an_unknown_server_exits_1(shell: Shell) -> None:

@@ -159,18 +159,21 @@ def test_mcp_list_with_only_an_unreadable_config_says_so_and_exits_1(tmp_path: P
     )
 
 
-def test_the_default_config_files_are_read_and_the_project_file_wins(
+def test_the_default_config_files_are_read_and_a_project_entry_never_takes_a_users_name(
     tmp_path: Path, cat_code_home: Path
 ) -> None:
     config_file(cat_code_home / "mcp.json", {"shared": {"command": "./user-version"}, "user": ECHO})
-    config_file(tmp_path / ".mcp.json", {"shared": ECHO})
+    config_file(tmp_path / ".mcp.json", {"shared": ECHO, "project": ECHO})
 
-    run = cat_code("mcp", "list", "--json", cwd=tmp_path)
+    run = cat_code("mcp", "list", "--json", "--trust-project", cwd=tmp_path)
 
     by_name = {s["name"]: s for s in json.loads(run.stdout)}
-    assert by_name["shared"]["state"] == "CONNECTED"  # the project's entry, not the user's
+    assert by_name["shared"]["state"] == "FAILED"  # the user's entry, not the project's
+    assert by_name["shared"]["target"] == "./user-version"
     assert by_name["user"]["state"] == "CONNECTED"
-    assert run.returncode == 0
+    assert by_name["project"]["state"] == "CONNECTED"
+    assert "project server 'shared' is not used" in run.stderr
+    assert run.returncode == 1
 
 
 def test_verbose_logging_shows_server_stderr_on_our_stderr(

@@ -406,6 +406,7 @@ async def test_the_states_run_new_connecting_connected_closed() -> None:
     assert server.state is ServerState.CLOSED
     assert [s.value for s in ServerState] == [
         "NEW", "CONNECTING", "CONNECTED", "FAILED", "DISABLED", "CLOSED", "NEEDS_LOGIN",
+        "NEEDS_APPROVAL", "REJECTED",
     ]  # fmt: skip
 
 

@@ -39,6 +39,15 @@ def test_the_summary_counts_servers_that_need_a_sign_in_and_says_how() -> None:
     )
 
 
+def test_the_summary_counts_project_servers_waiting_for_approval_and_not_rejected_ones() -> None:
+    line = mcp_summary([status("docs", "NEEDS_APPROVAL"), status("old", "REJECTED")])
+    assert line == (
+        "MCP: 0 server(s), 0 tool(s) registered, 1 waits for approval — /mcp approve docs"
+    )
+    two = mcp_summary([status("a", "NEEDS_APPROVAL"), status("b", "NEEDS_APPROVAL")])
+    assert two is not None and two.endswith("2 wait for approval — /mcp approve NAME (a, b)")
+
+
 def test_no_summary_without_servers() -> None:
     assert mcp_summary([]) is None
 

@@ -76,7 +76,10 @@ def test_each_mistake_says_what_is_wrong_and_what_to_type(ctx: CommandContext) -
         "MCP server 'echo' is already enabled (CONNECTED)"
     )
     unknown = shown(handle_command("/mcp relaod", ctx))
-    assert "/mcp reload, /mcp restart, /mcp disable or /mcp enable" in unknown
+    assert (
+        "/mcp reload, /mcp restart, /mcp disable, /mcp enable, /mcp approve or /mcp reject"
+        in unknown
+    )
 
 
 def test_without_a_pool_the_commands_say_no_servers_are_configured() -> None:

@@ -9,11 +9,12 @@ the entry stays written either way (exit 0). ``get`` shows an entry with its sec
 masked (env and header values, URL userinfo and query values, the value after a
 secret-looking argument such as ``--api-key``; ``${VAR}`` references are shown as
 written, their ``:-default`` masked) and connects it for its live state and tools.
-Scopes: ``user`` is ``$CAT_CODE_HOME/mcp.json``, ``project`` is ``./.mcp.json`` (which
-wins when both name a server); ``--mcp-config FILE`` replaces both, for every verb
-(``add`` and ``import`` write to it, so they take one only). A file that cannot be read
-is skipped with a warning unless it is the one to change. Exit codes: 0 done, 1 refused
-or failed, 2 a usage error.
+Scopes: ``user`` is ``$CAT_CODE_HOME/mcp.json``, ``project`` is ``./.mcp.json`` (whose
+entry is not used when both name a server: `cat_code.host.config.load`); ``--mcp-config
+FILE`` replaces both, for every verb (``add`` and ``import`` write to it, so they take one
+only); what ``add`` and ``import`` write into ``./.mcp.json`` is approved for this folder.
+A file that cannot be read is skipped with a warning unless it is the one to change.
+Exit codes: 0 done, 1 refused or failed, 2 a usage error.
 """
 
 from __future__ import annotations
@@ -37,6 +38,7 @@ from cat_code.host.config.load import (
     BrokenServer,
     McpConfig,
     ServerConfig,
+    WaitingServer,
     load_config,
     parse_entry,
 )
@@ -47,6 +49,7 @@ from cat_code.host.config.masking import (
     masked_target,
     shown_command,
 )
+from cat_code.host.config.trust import Decision, TrustStore, approve_written
 from cat_code.host.home import cat_code_home
 from cat_code.host.safe_text import safe_json
 from cat_code.mcp.errors import ConfigError
@@ -315,18 +318,34 @@ def _add(args: argparse.Namespace) -> int:
             return EXIT_FAILED
         file.set_entry(request.name, entry)
         file.write()
+        _approve_if_project(path, {request.name: entry})
     kind = entry.get("type", "stdio")
     replaced = " (replaced the previous entry)" if existed else ""
     print_line(f"Added {kind} server '{request.name}' to {path}{replaced}")
-    if scope == USER:
-        project = scope_path(PROJECT)
+    if scope in SCOPES:
+        other = scope_path(PROJECT if scope == USER else USER)
         try:
-            shadowed = request.name in ConfigFile.read(project).servers
+            shadowed = request.name in ConfigFile.read(other).servers
         except ConfigError:
             shadowed = False
         if shadowed:
-            _note(f"{project} also defines '{request.name}', and that entry wins here")
+            user = path if scope == USER else other
+            _note(
+                f"{other} also defines '{request.name}'; the entry in {user} is the one used "
+                "(a project entry never takes the name of your own server)"
+            )
     return asyncio.run(_try_entry(request.name, entry, path, Roots(args.add_dir)))
+
+
+def _is_project_file(path: Path) -> bool:
+    return same_file(path, scope_path(PROJECT))
+
+
+def _approve_if_project(path: Path, entries: Mapping[str, Any]) -> None:
+    """Entries written for the user into this folder's project file are theirs: approved
+    (`cat_code.host.config.trust`), so cat-code starts them without asking."""
+    if _is_project_file(path):
+        approve_written(Path.cwd(), entries)
 
 
 def validate_entry(name: str, entry: dict[str, Any], source: Path) -> ServerConfig:
@@ -481,6 +500,13 @@ def _holders(places: list[_Place], name: str) -> list[tuple[_Place, ConfigFile]]
     return found
 
 
+def _in_effect(holders: list[tuple[_Place, ConfigFile]]) -> int:
+    """Which holder's definition is used: the user's own when the project file shadows it
+    (a project entry never takes a user server's name), else the last file read."""
+    scopes = [place.scope for place, _ in holders]
+    return scopes.index(USER) if USER in scopes and PROJECT in scopes else len(holders) - 1
+
+
 def _not_found(name: str, places: list[_Place]) -> int:
     where = " or ".join(str(p.path) for p in places)
     print_error(f"no MCP server named {name!r} in {where}")
@@ -529,7 +555,7 @@ def _set_disabled_locked(name: str, places: list[_Place], *, disabled: bool) -> 
     holders = _holders(places, name)
     if not holders:
         return _not_found(name, places)
-    place, file = holders[-1]  # the definition in effect (the project file wins)
+    place, file = holders[_in_effect(holders)]  # the definition in effect
     word = "disabled" if disabled else "enabled"
     raw = file.servers[name]
     if not isinstance(raw, dict):
@@ -538,8 +564,13 @@ def _set_disabled_locked(name: str, places: list[_Place], *, disabled: bool) -> 
     if raw.get("disabled", False) is disabled:
         print_line(f"MCP server '{name}' is already {word} ({place.path})")
         return EXIT_OK
+    approved = _is_project_file(place.path) and (
+        TrustStore().decision(place.path.parent, name, raw) is Decision.APPROVED
+    )
     file.set_field(name, "disabled", disabled)
     file.write()
+    if approved:  # the user's own edit of an entry they approved: still approved
+        _approve_if_project(place.path, {name: file.servers[name]})
     print_line(f"{word.capitalize()} MCP server '{name}' in {place.path}")
     return EXIT_OK
 
@@ -558,17 +589,23 @@ def _get(args: argparse.Namespace) -> int:
             continue  # `load_config` below warns about it, in words for a reader
         if name in file.servers:
             holders.append((place, file))
-    config = load_config([p.path for p in places])
+    given = getattr(args, "mcp_config", None)
+    config = load_config(
+        [p.path for p in places] if given else None,
+        trust_project=bool(getattr(args, "trust_project", False)),
+    )
     for warning in config.warnings:
         print_error(f"warning: {warning}")
     if not holders:
         return _not_found(name, places)
-    place, file = holders[-1]
+    effect = _in_effect(holders)
+    place, file = holders[effect]
     raw = file.servers[name]
     masked = mask_entry(raw) if isinstance(raw, dict) else raw
     entry = next((s for s in config.servers if s.name == name), None)
     broken = next((b for b in config.broken if b.name == name), None)
-    status, tools = asyncio.run(_live(entry, broken, Roots(args.add_dir)))
+    waiting = next((w for w in config.waiting if w.name == name), None)
+    status, tools = asyncio.run(_live(entry, broken, waiting, Roots(args.add_dir)))
     from cat_code.host.server import ServerState
 
     exit_code = status.pop("exit", None)
@@ -596,16 +633,30 @@ def _get(args: argparse.Namespace) -> int:
         }))  # fmt: skip
     else:
         print_line(_describe(name, place, masked, status, tools))
-        for other, _ in holders[:-1]:
-            print_line(f"  (also defined in {other.path}, which this entry overrides)")
-    return EXIT_OK if state in (ServerState.CONNECTED, ServerState.DISABLED) else EXIT_FAILED
+        for index, (other, _) in enumerate(holders):
+            if index < effect:
+                print_line(f"  (also defined in {other.path}, which this entry overrides)")
+            elif index > effect:
+                print_line(
+                    f"  (also defined in {other.path}, which is not used: a project entry "
+                    "never takes the name of your own server)"
+                )
+    fine = (ServerState.CONNECTED, ServerState.DISABLED, ServerState.REJECTED)
+    return EXIT_OK if state in fine else EXIT_FAILED
 
 
 async def _live(
-    entry: ServerConfig | None, broken: BrokenServer | None, roots: Roots
+    entry: ServerConfig | None,
+    broken: BrokenServer | None,
+    waiting: WaitingServer | None,
+    roots: Roots,
 ) -> tuple[dict[str, Any], list[McpTool]]:
     from cat_code.host.server import ServerState
 
+    if waiting is not None:  # never started before the user approves it
+        state = ServerState.REJECTED if waiting.rejected else ServerState.NEEDS_APPROVAL
+        return {"state": state, "error": waiting.hint, "transport": waiting.type,
+                "target": waiting.target}, []  # fmt: skip
     if entry is None:
         error = broken.error if broken is not None else "not loaded"
         return {"state": ServerState.FAILED, "error": error, "transport": broken and broken.type,
@@ -699,6 +750,7 @@ def _import_locked(args: argparse.Namespace, servers: list[FoundServer], target:
         return EXIT_OK
     if count:
         file.write()
+        _approve_if_project(target, {name: found.entry for name, found in taken.items()})
     print_line(f"Imported {count} of {len(outcomes)} server(s) into {target}.")
     return EXIT_OK
 

@@ -51,6 +51,10 @@ def run_mcp_command(args: argparse.Namespace) -> int:
         from cat_code.cli.mcp_manage import run_manage_command
 
         return run_manage_command(args)
+    if command in ("approve", "reject"):  # they decide about the project file: no config
+        from cat_code.cli.mcp_trust import run_trust_command
+
+        return run_trust_command(args)
     config = load_config_from_args(args)
     if command not in ("login", "logout"):  # these connect no pool
         # Once, before any server starts: the groups a killed cat-code left are ended meanwhile.
@@ -113,7 +117,10 @@ async def _tools(config: McpConfig, roots: Roots, server: str | None, *, as_json
         failed = [s for s in pool.status() if s.state is ServerState.FAILED]
         for s in failed:
             print_error(f"MCP server '{s.name}' failed: {s.error}")
-        return EXIT_FAILED if failed else EXIT_OK
+        waiting = [s for s in pool.status() if s.state is ServerState.NEEDS_APPROVAL]
+        for s in waiting:  # its tools are unknown, not absent: say why and how
+            print_error(_unavailable(s) or "")
+        return EXIT_FAILED if failed or waiting else EXIT_OK
 
     return await run_until_signal(pool, work)
 
@@ -132,7 +139,8 @@ async def _call(
             f'JSON_ARGS must be a JSON object like \'{{"key": "value"}}\', got: {raw_arguments}'
         )
         return EXIT_USAGE
-    candidates = [s.name for s in config.servers if may_belong_to(s.name, name)]
+    known = [s.name for s in config.servers] + [w.name for w in config.waiting]
+    candidates = [server for server in known if may_belong_to(server, name)]
     pool = McpPool(only_servers(config, candidates or None), roots=roots)
 
     async def work() -> int:
@@ -189,6 +197,10 @@ def _unavailable(status: ServerStatus) -> str | None:
         return f"MCP server '{name}' failed: {status.error}"
     if status.state is ServerState.NEEDS_LOGIN:
         return f"MCP server '{name}' needs a sign-in (cat-code mcp login {name})"
+    if status.state is ServerState.NEEDS_APPROVAL:
+        return f"MCP server '{name}' is a project server not approved yet ({status.error})"
+    if status.state is ServerState.REJECTED:
+        return f"MCP server '{name}' is a project server you rejected (cat-code mcp approve {name})"
     return None
 
 

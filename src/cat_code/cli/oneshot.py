@@ -271,6 +271,11 @@ async def _run(args: argparse.Namespace, prompt: str, report: _Report) -> int:
                         f"cat-code: MCP server '{status.name}' needs a sign-in: "
                         f"run cat-code mcp login {status.name}"
                     )
+                elif status.state is ServerState.NEEDS_APPROVAL:  # nothing can ask here
+                    _say(
+                        f"cat-code: skipped project server '{status.name}' (./.mcp.json, not "
+                        f"approved in this folder): run cat-code mcp approve {status.name}"
+                    )
             for warning in session.rules.warnings():
                 _say(f"cat-code: warning: {warning}")
             servers = [{"name": s.name, "status": _server_state(s.state)} for s in pool.status()]

@@ -16,7 +16,8 @@ from cat_code import __version__
 
 EPILOG = """\
 MCP servers come from $CAT_CODE_HOME/mcp.json (default ~/.cat-code/mcp.json) and
-./.mcp.json (its entries win), or only from the files given with --mcp-config.
+./.mcp.json, or only from the files given with --mcp-config. The servers of
+./.mcp.json (the project's) start only once approved: cat-code mcp approve NAME.
 
 examples:
   cat-code mcp list                       connect every server and show its status
@@ -26,6 +27,7 @@ examples:
   cat-code mcp add echo -- python3 examples/echo_server.py
   cat-code mcp add docs https://mcp.example.com/mcp --header 'Authorization: Bearer ${TOKEN}'
   cat-code mcp get echo                   one server's entry (secrets masked), state, tools
+  cat-code mcp approve docs               let ./.mcp.json's server 'docs' run in this folder
   cat-code mcp import --dry-run           servers from Claude, Cursor, VS Code, Gemini
   cat-code mcp resources                  list every server's resources and templates
   cat-code mcp read docs file:///a.md     print one resource (binary: redirect to a file)
@@ -43,7 +45,7 @@ _NESTED_LEVELS = (1, 2)
 
 
 def _add_common(parser: argparse.ArgumentParser, *, level: int = 0) -> None:
-    """``--mcp-config``, ``--add-dir`` and ``-v`` on a parser ``level`` subcommands deep.
+    """``--mcp-config``, ``--add-dir``, ``--trust-project`` and ``-v``, ``level`` verbs deep.
 
     argparse copies a subcommand's namespace over its parent's, so options given at two
     levels would keep only the deeper ones: each level stores its own (absent unless
@@ -65,6 +67,12 @@ def _add_common(parser: argparse.ArgumentParser, *, level: int = 0) -> None:
         "(repeatable)",
     )  # fmt: skip
     parser.add_argument(
+        "--trust-project", action="store_true", dest=f"trust_project{suffix}",
+        default=argparse.SUPPRESS if level else False,
+        help="start ./.mcp.json's servers without approval, for this run only "
+        "(remembers nothing)",
+    )  # fmt: skip
+    parser.add_argument(
         "-v",
         "--verbose",
         action="count",
@@ -83,6 +91,7 @@ def merge_levels(args: argparse.Namespace) -> None:
             args.mcp_config = [*(args.mcp_config or []), *paths]
         args.add_dir = [*args.add_dir, *given.pop(f"add_dir_{level}", [])]
         args.verbose += given.pop(f"verbose_{level}", 0)
+        args.trust_project = given.pop(f"trust_project_{level}", False) or args.trust_project
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -173,6 +182,25 @@ def build_parser() -> argparse.ArgumentParser:
     )  # fmt: skip
     _add_common(logout_cmd, level=2)
     logout_cmd.add_argument("server", metavar="SERVER", help="the server's name in mcp.json")
+    # -- workspace trust: the project's servers (./.mcp.json) run only once approved --
+    approve_cmd = mcp_commands.add_parser(
+        "approve", help="let project servers (./.mcp.json) run in this folder",
+        description="Approve the project servers NAME... (entries of ./.mcp.json), or all of "
+        "them with --all, for this folder and these entries as written: a changed entry, or "
+        "the same file in another folder, asks again. Approvals are kept in "
+        "$CAT_CODE_HOME/approvals.json. Exit 0 when recorded, 2 for an unknown NAME.",
+    )  # fmt: skip
+    _add_common(approve_cmd, level=2)
+    approve_cmd.add_argument("names", nargs="*", metavar="NAME", help="a project server's name")
+    approve_cmd.add_argument("--all", action="store_true", help="every server of ./.mcp.json")
+    reject_cmd = mcp_commands.add_parser(
+        "reject", help="keep project servers (./.mcp.json) from running in this folder",
+        description="Reject the project servers NAME... (entries of ./.mcp.json): they are "
+        "shown as REJECTED and never started, until cat-code mcp approve NAME. Exit 0 when "
+        "recorded, 2 for an unknown NAME.",
+    )  # fmt: skip
+    _add_common(reject_cmd, level=2)
+    reject_cmd.add_argument("names", nargs="+", metavar="NAME", help="a project server's name")
     # -- managing the config: add, remove, get, enable, disable, import (mcp/manage.py) --
     scope_help = "user: $CAT_CODE_HOME/mcp.json (the default); project: ./.mcp.json"
     add_cmd = mcp_commands.add_parser(
@@ -253,7 +281,8 @@ def build_parser() -> argparse.ArgumentParser:
         toggle = mcp_commands.add_parser(
             verb, help=f"{verb} a server (its 'disabled' field in mcp.json)",
             description=f"Set \"disabled\": {what} on server NAME, in the file that defines "
-            "it (./.mcp.json when both do, unless --scope says otherwise). "
+            "it (your own when both do: a project entry never takes its name; --scope "
+            "says otherwise). "
             "Exit 0 when done (or already so), 1 when not found.",
         )  # fmt: skip
         _add_common(toggle, level=2)

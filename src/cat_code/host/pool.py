@@ -22,7 +22,7 @@ from collections.abc import Coroutine
 from typing import TYPE_CHECKING, Any, TypeVar
 
 from cat_code.host.catalog import Gathered, UnknownServer, gather
-from cat_code.host.config.load import BrokenServer, McpConfig, ServerConfig
+from cat_code.host.config.load import BrokenServer, McpConfig, ServerConfig, WaitingServer
 from cat_code.host.connect import (
     AuthFactory,
     Connector,
@@ -88,6 +88,8 @@ class McpPool:
         self._stop = asyncio.Event()
         self.servers: list[McpServer] = [self._new_server(c) for c in config.servers]
         self.broken: list[BrokenServer] = list(config.broken)
+        #: Project entries waiting for approval (or rejected): status rows, never started.
+        self.waiting: list[WaitingServer] = list(config.waiting)
         #: Reloads under way (`_operation`).
         self._operations: set[asyncio.Task[Any]] = set()
         self._registry: ToolRegistry | None = None
@@ -180,6 +182,7 @@ class McpPool:
         self.config = config
         self.servers = servers
         self.broken = list(config.broken)
+        self.waiting = list(config.waiting)
         fresh = [s for s in servers if s.state is ServerState.NEW]
         await self._start(fresh)
         return plan
@@ -332,6 +335,17 @@ class McpPool:
         )
         # Config order, broken entries in their place (the files' order is the user's).
         rank = {name: i for i, name in enumerate(self.config.order)}
+        statuses.extend(
+            ServerStatus(
+                name=w.name,
+                state=ServerState.REJECTED if w.rejected else ServerState.NEEDS_APPROVAL,
+                tools=0,
+                transport=w.type,
+                target=w.target,
+                error=w.hint,
+            )
+            for w in self.waiting
+        )
         statuses.sort(key=lambda s: rank.get(s.name, len(rank)))
         return statuses
 
@@ -339,7 +353,8 @@ class McpPool:
     def all_connected(self) -> bool:
         """Every enabled server connected (and no entry was broken)."""
         ok = (ServerState.CONNECTED, ServerState.DISABLED)
-        return not self.broken and all(s.state in ok for s in self.servers)
+        waiting = any(not w.rejected for w in self.waiting)
+        return not self.broken and not waiting and all(s.state in ok for s in self.servers)
 
     async def close_all(self) -> None:
         """Close every server; returns when every owner task has finished its cleanup.

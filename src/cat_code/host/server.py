@@ -62,6 +62,10 @@ class ServerState(enum.StrEnum):
     CLOSED = "CLOSED"
     #: The server wants a sign-in (OAuth) before it can connect.
     NEEDS_LOGIN = "NEEDS_LOGIN"
+    #: A project (``./.mcp.json``) entry the user has not approved: never started.
+    NEEDS_APPROVAL = "NEEDS_APPROVAL"
+    #: A project entry the user rejected (``cat-code mcp reject``): never started.
+    REJECTED = "REJECTED"
 
 
 @dataclass(slots=True)

@@ -29,6 +29,9 @@ def sign_in_entry(config: McpConfig, name: str) -> HttpServerConfig:
         broken = next((b for b in config.broken if b.name == name), None)
         if broken is not None:
             raise SignInTarget(f"MCP server '{name}' cannot be used: {broken.error}")
+        waiting = next((w for w in config.waiting if w.name == name), None)
+        if waiting is not None:  # never contacted, so never signed in, before approval
+            raise SignInTarget(f"MCP server '{name}' is a project server: {waiting.hint}")
         known = ", ".join(config.names) or "none"
         raise SignInTarget(f"no MCP server named {name!r} (configured: {known})")
     if not isinstance(entry, HttpServerConfig):

@@ -13,6 +13,8 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
+from cat_code.host.config.load import McpConfig
+from cat_code.host.config.trust import Decision
 from cat_code.host.pool import McpPool
 from cat_code.host.prompts import usage
 from cat_code.host.safe_text import safe_line
@@ -74,6 +76,21 @@ def format_status(
             lines.append(f"{indent}stderr (last lines):")
             lines.extend(f"{indent}  {safe_line(line)}" for line in s.stderr_tail[-5:])
     return "\n".join(lines)
+
+
+def decision_line(name: str, target: str, decision: Decision) -> str:
+    """What approving or rejecting one project server says (``mcp approve``, ``/mcp approve``)."""
+    where = f" ({target})" if target else ""
+    if decision is Decision.APPROVED:
+        return f"Approved project server '{name}'{where} for this folder."
+    return f"Rejected project server '{name}'{where}: it will not run in this folder."
+
+
+def waiting_lines(config: McpConfig) -> list[str]:
+    """The project servers waiting for approval, one line each: name, transport, target."""
+    waiting = config.needs_approval
+    width = max((len(w.name) for w in waiting), default=0)
+    return [f"  {w.name.ljust(width)}  {w.type}: {w.target}".rstrip() for w in waiting]
 
 
 def format_tools(pool: McpPool, server: str | None = None) -> str:

@@ -43,13 +43,15 @@ from cat_code.agent.providers.base import Message, ToolCall
 from cat_code.agent.session import Session
 from cat_code.agent.transcript import compact_json
 from cat_code.host.config.load import McpConfig, load_config, load_config_from_args
+from cat_code.host.config.trust import Decision, decide
 from cat_code.host.home import cat_code_home, ensure_home, private_file
 from cat_code.host.pool import McpPool
 from cat_code.host.prompts import command_names
 from cat_code.host.safe_text import SafeWriter
 from cat_code.host.server import McpServer, ServerState, ServerStatus
 from cat_code.host.shutdown import run_until_signal
-from cat_code.mcp.errors import McpClientError, describe_error
+from cat_code.host.status import decision_line, waiting_lines
+from cat_code.mcp.errors import ConfigError, McpClientError, describe_error
 from cat_code.repl import prompt_commands
 from cat_code.repl.commands import (
     COMMANDS,
@@ -58,6 +60,7 @@ from cat_code.repl.commands import (
     CallTool,
     ClearConversation,
     CommandContext,
+    DecideProject,
     Exit,
     Login,
     Logout,
@@ -115,7 +118,7 @@ def run_repl(args: argparse.Namespace) -> int:
 
 def mcp_summary(statuses: Iterable[ServerStatus]) -> str | None:
     """The one line shown when the servers are done connecting (None when none are configured)."""
-    statuses = [s for s in statuses if s.state is not ServerState.DISABLED]
+    statuses = [s for s in statuses if s.state not in (ServerState.DISABLED, ServerState.REJECTED)]
     if not statuses:
         return None
     connected = [s for s in statuses if s.state is ServerState.CONNECTED]
@@ -128,6 +131,11 @@ def mcp_summary(statuses: Iterable[ServerStatus]) -> str | None:
         line += f", 1 needs login — /mcp login {login[0]}"
     elif login:
         line += f", {len(login)} need login — /mcp login NAME ({', '.join(login)})"
+    waiting = [s.name for s in statuses if s.state is ServerState.NEEDS_APPROVAL]
+    if len(waiting) == 1:
+        line += f", 1 waits for approval — /mcp approve {waiting[0]}"
+    elif waiting:
+        line += f", {len(waiting)} wait for approval — /mcp approve NAME ({', '.join(waiting)})"
     return line
 
 
@@ -193,9 +201,10 @@ class Repl:
             self.console.print(note_line(f"warning: {warning}"))
         if (allows := self.rules.project_allows()) is not None:
             self.console.print(note_line(allows))
-        self.pool = self.session.open_pool(
-            load_config_from_args(self.args), elicitation_handler=self._elicit
-        )
+        config = load_config_from_args(self.args)
+        if config.needs_approval:
+            config = await self._ask_project_trust(config)
+        self.pool = self.session.open_pool(config, elicitation_handler=self._elicit)
         connect = asyncio.create_task(self._connect_mcp(self.pool), name="mcp-connect")
         # The model SDK loads on a thread while the user types the first prompt.
         prepare = asyncio.create_task(self._prepare_model(), name="model-prepare")
@@ -212,6 +221,38 @@ class Repl:
 
         # The terminal may be gone (SIGHUP): nothing is said about the signal.
         return await run_until_signal(self.pool, session, take=self._cancel_turn, announce=False)
+
+    async def _ask_project_trust(self, config: McpConfig) -> McpConfig:
+        """Name the project's servers waiting for approval and ask once whether to start
+        them all; the config to start with (read again after a yes)."""
+        waiting = [w.name for w in config.needs_approval]
+        self.console.print(
+            Text(
+                f"./.mcp.json (this project) has {len(waiting)} MCP server(s) you have not "
+                "approved; nothing of them runs until you do:",
+                style="yellow",
+            )
+        )
+        for line in waiting_lines(config):
+            self.console.print(Text(line))
+        try:
+            answer = await self._question("approve and start them all? [y/N] › ")
+        except (EOFError, KeyboardInterrupt):
+            answer = ""
+        if answer.strip().lower() not in ("y", "yes"):
+            self.console.print(
+                note_line(
+                    "not started — /mcp approve NAME starts one, /mcp reject NAME stops the "
+                    "question for it"
+                )
+            )
+            return config
+        try:
+            decide(waiting, Decision.APPROVED)
+        except ConfigError as exc:
+            self.console.print(error_line(str(exc)))
+            return config
+        return self._reread_config() or config
 
     async def _prepare_model(self) -> None:
         if self.provider is not None:
@@ -247,7 +288,7 @@ class Repl:
     def _say_mcp_summary(self, pool: McpPool) -> None:
         line = mcp_summary(pool.status())
         if line is not None:
-            trouble = "failed" in line or "login" in line
+            trouble = "failed" in line or "login" in line or "approval" in line
             self.console.print(Text(line, style="yellow" if trouble else "bright_black"))
 
     # -- reading and dispatching ---------------------------------------------------------
@@ -319,6 +360,8 @@ class Repl:
             await self._sign(action)
         elif isinstance(action, ReloadConfig | ManageServer):
             await self._manage(action)
+        elif isinstance(action, DecideProject):
+            await self._decide(action)
         elif isinstance(action, Show):
             self.console.print(Text(action.text, style="red" if action.kind == "error" else ""))
         elif isinstance(action, SwitchModel):
@@ -566,12 +609,47 @@ class Repl:
         if isinstance(done, _Cancelled):
             self.console.print(note_line("⎿ goes on in the background; /mcp shows when it is done"))
 
+    async def _decide(self, action: DecideProject) -> None:
+        """``/mcp approve|reject NAME...``: record it, then apply the config at once (an
+        approved server starts and its tools appear; a rejected one stops)."""
+        pool = self.pool
+        if pool is None or not await self._wait_for_mcp():
+            return
+        decision = Decision.APPROVED if action.verb == "approve" else Decision.REJECTED
+        try:
+            decided = decide(action.servers, decision)
+        except ConfigError as exc:
+            self.console.print(error_line(str(exc)))
+            return
+        for item in decided:
+            self.console.print(Text(decision_line(item.name, item.target, decision)))
+        config = self._reread_config()
+        if config is None:
+            return
+        self.view.begin("starting…" if decision is Decision.APPROVED else "stopping…")
+        try:
+            plan = await self._in_foreground(pool.reload(config))
+        finally:
+            self.view.end()
+        if isinstance(plan, _Cancelled):
+            self.console.print(note_line("⎿ goes on in the background; /mcp shows when it is done"))
+            return
+        for item in decided:
+            server = pool.server(item.name)
+            if decision is Decision.REJECTED or server is None:
+                continue
+            if server.state is ServerState.CONNECTED:
+                self.console.print(Text(f"{item.name}: {len(server.tools)} tool(s) registered."))
+            else:
+                why = f": {server.error}" if server.error else ""
+                self.console.print(error_line(f"{item.name} is {server.state}{why}"))
+
     def _reread_config(self) -> McpConfig | None:
         """The config files read again, or None (and why, said) when one of them could not
         be used: a reload must not stop every server of a file saved half-edited."""
         given = getattr(self.args, "mcp_config", None)
         paths = [Path(p) for p in given] if given else None
-        config = load_config(paths)
+        config = load_config(paths, trust_project=bool(getattr(self.args, "trust_project", False)))
         problems = list(config.warnings)
         problems += [f"{p}: MCP config file not found" for p in paths or () if not p.exists()]
         if problems:

@@ -3,7 +3,8 @@
 `handle_command` never prints and never awaits: it returns `Show` (text to print),
 `CallTool` (the app runs the call, with spinner and progress), `Login` / `Logout` (the
 app signs in or out and reconnects the server), `ReloadConfig` / `ManageServer` (the app
-re-reads the config, or restarts, disables or enables one server), `AddDir` (a checked
+re-reads the config, or restarts, disables or enables one server), `DecideProject` (the
+app records an approval or rejection of project servers and applies it), `AddDir` (a checked
 folder for the roots), `RemoveRule` (the app removes a permission rule),
 `ClearConversation`, `SwitchModel` (``/model NAME``) or `Exit`. `complete`
 is the same idea for tab completion. Both read the session through `CommandContext`, so
@@ -20,6 +21,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Literal
 
+from cat_code.host.config.load import Scope
 from cat_code.host.server import ServerState
 from cat_code.repl import prompt_commands
 from cat_code.repl.prompt_commands import ListPrompts, ListResources, RunPrompt
@@ -72,6 +74,15 @@ class ManageServer:
 
 
 @dataclass(frozen=True, slots=True)
+class DecideProject:
+    """``/mcp approve|reject NAME...``: record the decision about project servers, then the
+    app applies the config (an approved server starts, a rejected one stops)."""
+
+    verb: Literal["approve", "reject"]
+    servers: tuple[str, ...]
+
+
+@dataclass(frozen=True, slots=True)
 class ClearConversation:
     pass
 
@@ -105,6 +116,7 @@ Action = (
     | Logout
     | ReloadConfig
     | ManageServer
+    | DecideProject
     | ClearConversation
     | Exit
     | ListResources
@@ -156,6 +168,10 @@ COMMANDS: dict[str, tuple[str, str]] = {
                      "restarting)"),
     "/mcp disable": ("SERVER", "stop an MCP server and drop its tools (this session only)"),
     "/mcp enable": ("SERVER", "start a disabled MCP server (this session only)"),
+    "/mcp approve": ("SERVER...", "let project servers (./.mcp.json) run in this folder; "
+                     "they start at once"),
+    "/mcp reject": ("SERVER...", "keep project servers (./.mcp.json) from running in this "
+                    "folder"),
     "/add-dir": ("DIR", "let MCP servers work in DIR too (a root besides the working directory)"),
     "/permissions": ("[remove RULE|N]", "the allow/deny rules and their files; remove one "
                      "from your settings"),
@@ -223,7 +239,7 @@ _MANAGE_VERBS: dict[str, Literal["restart", "disable", "enable"]] = {
 }
 _MCP_SUBCOMMANDS = (
     "tools", "resources", "prompts", "call", "login", "logout", "reload", "restart", "disable",
-    "enable",
+    "enable", "approve", "reject",
 )  # fmt: skip
 
 
@@ -297,10 +313,12 @@ def _mcp(rest: str, ctx: CommandContext) -> Action:
         return ReloadConfig()
     if (verb := _MANAGE_VERBS.get(sub)) is not None:
         return _mcp_manage(verb, tail, ctx)
+    if sub in ("approve", "reject"):
+        return _mcp_decide("approve" if sub == "approve" else "reject", tail, ctx)
     return Show(
         f"unknown /mcp subcommand {sub!r} — try /mcp, /mcp tools, /mcp resources, /mcp prompts, "
-        "/mcp call, /mcp login, /mcp logout, /mcp reload, /mcp restart, /mcp disable or "
-        "/mcp enable",
+        "/mcp call, /mcp login, /mcp logout, /mcp reload, /mcp restart, /mcp disable, "
+        "/mcp enable, /mcp approve or /mcp reject",
         "error",
     )
 
@@ -333,6 +351,30 @@ def _mcp_manage(
         )
         return Show(f"MCP server '{name}' is already enabled ({server.state}){hint}")
     return ManageServer(verb, name)
+
+
+def _mcp_decide(verb: Literal["approve", "reject"], text: str, ctx: CommandContext) -> Action:
+    names = tuple(dict.fromkeys(text.split()))
+    if not names:
+        return Show(f"usage: /mcp {verb} SERVER... (a server of ./.mcp.json)", "error")
+    project = _project_servers(ctx)
+    for name in names:
+        if name not in project:
+            known = ", ".join(project) or "none"
+            return Show(
+                f"no project server named {name!r} (project servers, from ./.mcp.json: {known})",
+                "error",
+            )
+    return DecideProject(verb, names)
+
+
+def _project_servers(ctx: CommandContext) -> list[str]:
+    """The names of the project's servers: waiting for approval, rejected, or approved."""
+    if ctx.pool is None:
+        return []
+    config = ctx.pool.config
+    approved = [s.name for s in config.servers if s.scope is Scope.PROJECT]
+    return [n for n in config.order if n in approved or n in {w.name for w in config.waiting}]
 
 
 def _mcp_sign(sub: str, name: str, ctx: CommandContext) -> Action:
@@ -439,6 +481,8 @@ def complete(text: str, ctx: CommandContext) -> list[str]:
         return [p for p in dict.fromkeys(mine) if p.startswith(words[2])]
     if words[0] == "/mcp" and len(words) == 2:
         return [s for s in _MCP_SUBCOMMANDS if s.startswith(words[1])]
+    if words[0] == "/mcp" and words[1] in ("approve", "reject") and len(words) >= 3:
+        return [n for n in _project_servers(ctx) if n.startswith(words[-1])]
     if words[0] == "/mcp" and words[1] in ("restart", "disable", "enable") and len(words) == 3:
         if ctx.pool is None:
             return []

@@ -14,11 +14,13 @@ from cat_code.host.config.load import (
     DEFAULT_STARTUP_TIMEOUT_MS,
     HttpServerConfig,
     McpConfig,
+    Scope,
     ServerConfig,
     StdioServerConfig,
     default_config_paths,
     load_config,
 )
+from cat_code.host.config.trust import Decision, TrustStore
 from cat_code.host.home import cat_code_home
 
 
@@ -247,32 +249,50 @@ def test_numbers_in_args_and_env_become_strings(tmp_path: Path) -> None:
 # -- precedence --------------------------------------------------------------------------
 
 
-def test_the_project_file_wins_over_the_user_file(tmp_path: Path, cat_code_home: Path) -> None:
-    user = {"shared": {"command": "user-version"}, "mine": {"command": "user-only"}}
-    write(cat_code_home / "mcp.json", user)
+def test_an_approved_project_entry_is_loaded_with_the_user_entries(
+    tmp_path: Path, cat_code_home: Path
+) -> None:
+    write(cat_code_home / "mcp.json", {"mine": {"command": "user-only"}})
     project = tmp_path / "project"
-    ours = {"shared": {"command": "project-version"}, "theirs": {"command": "project-only"}}
+    ours = {"theirs": {"command": "project-only"}}
     write(project / ".mcp.json", ours)
+    TrustStore().record(project, ours, Decision.APPROVED)
 
     config = load_config(cwd=project)
 
-    commands = {s.name: s.command for s in config.servers}
-    assert commands == {
-        "shared": "project-version",
-        "mine": "user-only",
-        "theirs": "project-only",
+    assert {s.name: (s.command, s.scope) for s in config.servers} == {
+        "mine": ("user-only", Scope.USER),
+        "theirs": ("project-only", Scope.PROJECT),
     }
-    assert next(s for s in config.servers if s.name == "shared").source == project / ".mcp.json"
+    assert config.waiting == []
 
 
-def test_a_broken_project_entry_replaces_a_good_user_entry(
+def test_a_project_entry_named_like_a_user_entry_is_refused_with_a_notice(
+    tmp_path: Path, cat_code_home: Path
+) -> None:
+    user = write(cat_code_home / "mcp.json", {"shared": {"command": "user-version"}})
+    project = tmp_path / "project"
+    ours = {"shared": {"command": "project-version"}}
+    write(project / ".mcp.json", ours)
+    TrustStore().record(project, ours, Decision.APPROVED)  # even approved: never shadows
+
+    config = load_config(cwd=project)
+
+    [shared] = config.servers
+    assert (shared.command, shared.source, shared.scope) == ("user-version", user, Scope.USER)
+    [notice] = config.notices
+    assert "'shared'" in notice and str(user) in notice and "rename it" in notice
+    assert config.warnings == []  # a notice is no reason to refuse a reload
+
+
+def test_a_broken_project_entry_never_replaces_a_good_user_entry(
     tmp_path: Path, cat_code_home: Path
 ) -> None:
     write(cat_code_home / "mcp.json", {"s": {"command": "good"}})
     write(tmp_path / ".mcp.json", {"s": {"command": 1}})
-    config = load_config(cwd=tmp_path)
-    assert config.servers == []
-    assert [b.name for b in config.broken] == ["s"]
+    config = load_config(cwd=tmp_path, trust_project=True)
+    assert [s.command for s in config.servers] == ["good"]
+    assert config.broken == []
 
 
 def test_explicit_paths_use_only_the_named_files(tmp_path: Path, cat_code_home: Path) -> None:

@@ -7,11 +7,20 @@ both with exactly the named files. Failures are contained: a missing file is sil
 unparseable file is one warning (file, line, column) and contributes nothing, a bad
 entry becomes a `BrokenServer` that fails only that server with a message naming the
 field or variable at fault.
+
+Trust: entries of ``./.mcp.json`` (read by default, not named with ``--mcp-config``) are
+*project* entries, written by whoever made the repository. One the user has not approved
+(`cat_code.host.config.trust`) is never parsed or ``${VAR}``-expanded: it becomes a
+`WaitingServer` that status shows as NEEDS_APPROVAL (or REJECTED) and nothing starts. A
+project entry named like one of the user's own is refused with a notice, so it can never
+inherit the approvals or "always allow" rules the user gave their server of that name.
 """
 
 from __future__ import annotations
 
 import argparse
+import dataclasses
+import enum
 import json
 import logging
 import math
@@ -23,7 +32,8 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any, Literal
 from urllib.parse import urlsplit
 
-from cat_code.host.config.masking import VARIABLE, mask_url, masked_target, shown_command
+from cat_code.host.config.masking import VARIABLE, mask_url, shown_command, written_target
+from cat_code.host.config.trust import APPROVALS_FILE, Decision, TrustStore
 from cat_code.host.home import cat_code_home
 from cat_code.mcp.errors import ConfigError
 from cat_code.mcp.files import JsonTooDeep, parse_json
@@ -65,6 +75,13 @@ _KNOWN_FIELDS = frozenset(
 logger = logging.getLogger(__name__)
 
 
+class Scope(enum.StrEnum):
+    """Whose an entry is: the user's own files, or the project's ``./.mcp.json``."""
+
+    USER = "user"
+    PROJECT = "project"
+
+
 @dataclass(frozen=True, slots=True, kw_only=True)
 class _ServerEntry:
     """What every valid server entry has, whatever its transport; variables expanded."""
@@ -90,6 +107,8 @@ class _ServerEntry:
     #: The command line or URL as written, before ``${VAR}`` expansion: what status shows,
     #: so a secret passed through a variable never reaches a terminal or a log.
     display_target: str = ""
+    #: USER for the user's own files; PROJECT for an approved ``./.mcp.json`` entry.
+    scope: Scope = Scope.USER
 
     @property
     def target(self) -> str:
@@ -154,6 +173,32 @@ class BrokenServer:
     target: str = ""
 
 
+def approval_hint(name: str) -> str:
+    """What a NEEDS_APPROVAL server's status says to do."""
+    return f"run: cat-code mcp approve {name}"
+
+
+@dataclass(frozen=True, slots=True)
+class WaitingServer:
+    """A project entry without the user's approval: never parsed, expanded or started.
+
+    ``target`` is the command line or URL as written, masked; ``rejected``: the user said
+    no (`cat-code mcp reject`), rather than not yet."""
+
+    name: str
+    source: Path
+    type: str
+    target: str
+    rejected: bool = False
+
+    @property
+    def hint(self) -> str:
+        """What status shows after the target."""
+        if self.rejected:
+            return f"rejected; cat-code mcp approve {self.name} runs it"
+        return approval_hint(self.name)
+
+
 @dataclass(slots=True)
 class McpConfig:
     """Everything the config files said: good servers, broken ones, and file-level warnings."""
@@ -168,10 +213,23 @@ class McpConfig:
     #: The files that exist but gave no servers because they could not be used (each has
     #: its warning): "none configured" would be untrue while one of them is broken.
     unreadable: list[Path] = field(default_factory=list)
+    #: Project entries put aside until the user approves them, in file order.
+    waiting: list[WaitingServer] = field(default_factory=list)
+    #: Project entries refused for sharing a name with one of the user's (one line each).
+    notices: list[str] = field(default_factory=list)
 
     @property
     def names(self) -> list[str]:
-        return [s.name for s in self.servers] + [b.name for b in self.broken]
+        return (
+            [s.name for s in self.servers]
+            + [b.name for b in self.broken]
+            + [w.name for w in self.waiting]
+        )
+
+    @property
+    def needs_approval(self) -> list[WaitingServer]:
+        """The project entries waiting for a yes or no (not the rejected ones)."""
+        return [w for w in self.waiting if not w.rejected]
 
 
 def default_config_paths(
@@ -186,35 +244,72 @@ def load_config(
     *,
     cwd: Path | None = None,
     environ: Mapping[str, str] | None = None,
+    trust_project: bool = False,
+    trust_store: TrustStore | None = None,
 ) -> McpConfig:
-    """Read the config files (``paths``, else the defaults) into one `McpConfig`."""
+    """Read the config files (``paths``, else the defaults) into one `McpConfig`.
+
+    With the defaults, ``./.mcp.json``'s entries are project entries: each needs the
+    user's approval (``trust_store``), unless ``trust_project`` trusts them for this run."""
     env = os.environ if environ is None else environ
     files = list(paths) if paths is not None else default_config_paths(cwd, env)
-    entries: dict[str, ServerConfig | BrokenServer] = {}
+    #: The project file: the last default one; never a file the user named.
+    project = files[-1] if paths is None else None
+    store = trust_store or TrustStore(cat_code_home(env) / APPROVALS_FILE)
+    entries: dict[str, ServerConfig | BrokenServer | WaitingServer] = {}
     warnings: list[str] = []
+    notices: list[str] = []
     unreadable: list[Path] = []
     for path in files:
         raw_servers = _read_file(path, warnings)
         if raw_servers is None:
             unreadable.append(path)
             continue
+        scope = Scope.PROJECT if path is project else Scope.USER
         for name, raw in raw_servers.items():
+            if scope is Scope.PROJECT:
+                mine = entries.get(name)
+                if mine is not None:
+                    notices.append(
+                        f"{path}: project server '{name}' is not used: it has the name of your "
+                        f"own server in {mine.source}, which stays (rename it in {path} to use it)"
+                    )
+                    continue
+                decision = None if trust_project else store.decision(path.parent, name, raw)
+                if not trust_project and decision is not Decision.APPROVED:
+                    entries[name] = WaitingServer(
+                        name=name,
+                        source=path,
+                        type=_guess_type(raw),
+                        target=written_target(raw),
+                        rejected=decision is Decision.REJECTED,
+                    )
+                    continue
             # Re-inserting moves the entry to the end: the winner keeps a stable order.
             entries.pop(name, None)
             try:
-                entries[name] = parse_entry(name, raw, source=path, environ=env)
+                parsed = parse_entry(name, raw, source=path, environ=env)
+                entries[name] = dataclasses.replace(parsed, scope=scope)
             except ConfigError as exc:
                 entries[name] = BrokenServer(
                     name=name,
                     source=path,
                     error=str(exc),
                     type=_guess_type(raw),
-                    target=_guess_target(raw),
+                    target=written_target(raw),
                 )
-    config = McpConfig(warnings=warnings, files=files, order=list(entries), unreadable=unreadable)
+    config = McpConfig(
+        warnings=warnings,
+        files=files,
+        order=list(entries),
+        unreadable=unreadable,
+        notices=notices,
+    )
     for entry in entries.values():
         if isinstance(entry, BrokenServer):
             config.broken.append(entry)
+        elif isinstance(entry, WaitingServer):
+            config.waiting.append(entry)
         else:
             config.servers.append(entry)
     return config
@@ -440,7 +535,7 @@ def parse_entry(
             startup_timeout_s=startup_timeout_s,
             disabled=disabled,
             protocol_version=protocol_version,
-            display_target=_guess_target(raw),
+            display_target=written_target(raw),
             **common,
         )
     assert url  # checked above
@@ -456,7 +551,7 @@ def parse_entry(
         startup_timeout_s=startup_timeout_s,
         disabled=disabled,
         protocol_version=protocol_version,
-        display_target=_guess_target({"url": raw.get("url")}),
+        display_target=written_target({"url": raw.get("url")}),
         **common,
     )
 
@@ -592,17 +687,6 @@ def _guess_type(raw: Any) -> str:
     return "?"
 
 
-def _guess_target(raw: Any) -> str:
-    """The command line or URL as written, secrets masked (status lines show it)."""
-    if not isinstance(raw, dict):
-        return ""
-    if isinstance(raw.get("command"), str):
-        args = raw.get("args")
-        written = [a for a in args if isinstance(a, str)] if isinstance(args, list) else []
-        return masked_target({"command": raw["command"], "args": written})
-    return masked_target({"url": raw.get("url")})
-
-
 def only_servers(config: McpConfig, names: list[str] | None) -> McpConfig:
     if names is None:
         return config
@@ -613,14 +697,17 @@ def only_servers(config: McpConfig, names: list[str] | None) -> McpConfig:
         files=config.files,
         order=[n for n in config.order if n in names],
         unreadable=config.unreadable,
+        waiting=[w for w in config.waiting if w.name in names],
+        notices=config.notices,
     )
 
 
 def load_config_from_args(args: argparse.Namespace) -> McpConfig:
-    """The config the ``--mcp-config`` options (or the default files) describe, warnings logged."""
+    """The config the ``--mcp-config`` options (or the default files) describe, warnings
+    and notices logged; ``--trust-project`` trusts the project's servers for this run."""
     paths = [Path(p) for p in args.mcp_config] if getattr(args, "mcp_config", None) else None
-    config = load_config(paths)
-    for warning in config.warnings:
+    config = load_config(paths, trust_project=bool(getattr(args, "trust_project", False)))
+    for warning in [*config.warnings, *config.notices]:
         logger.warning("%s", warning)
     if paths is not None:
         for path in paths:

@@ -169,6 +169,18 @@ def masked_target(entry: Mapping[str, Any]) -> str:
     return mask_url(url) if isinstance(url, str) else ""
 
 
+def written_target(raw: Any) -> str:
+    """An entry's command line (with its string arguments) or URL as written, masked: what
+    status shows, also for an entry that was never parsed (broken, or awaiting approval)."""
+    if not isinstance(raw, Mapping):
+        return ""
+    if isinstance(raw.get("command"), str):
+        args = raw.get("args")
+        written = [a for a in args if isinstance(a, str)] if isinstance(args, list) else []
+        return masked_target({"command": raw["command"], "args": written})
+    return masked_target({"url": raw.get("url")})
+
+
 def shown_command(words: Sequence[str]) -> str:
     """A command line for showing, quoted as `shlex.join` does where a word needs it
     (``-c 'import sys; print(1)'``) but with masks and ``${VAR}`` references left bare:

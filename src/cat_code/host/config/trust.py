@@ -1,0 +1,183 @@
+"""Workspace trust: which project servers (``./.mcp.json`` entries) the user approved.
+
+A project file comes with the repository, so none of its entries is started, contacted
+or even ``${VAR}``-expanded until the user approves it. A decision (approved or
+rejected) is kept in ``$CAT_CODE_HOME/approvals.json`` — never in the project — keyed by
+the project folder's real path, the server name and `entry_digest` of the entry as
+written (before expansion): a changed entry, or the same file in another folder, has no
+decision and asks again. The user's own files (``$CAT_CODE_HOME/mcp.json``,
+``--mcp-config`` files) need no approval; entries cat-code writes into ``.mcp.json`` for
+the user (``mcp add --scope project``, ``mcp import``) are recorded as approved.
+"""
+
+from __future__ import annotations
+
+import enum
+import hashlib
+import json
+import logging
+import os
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from cat_code.host.config.edit import ConfigFile
+from cat_code.host.config.masking import written_target
+from cat_code.host.home import cat_code_home, edit_lock, write_private
+from cat_code.mcp.errors import ConfigError
+
+logger = logging.getLogger(__name__)
+
+#: The approvals file's name in ``$CAT_CODE_HOME``.
+APPROVALS_FILE = "approvals.json"
+_VERSION = 1
+
+
+class Decision(enum.StrEnum):
+    """What the user said about one project entry."""
+
+    APPROVED = "approved"
+    REJECTED = "rejected"
+
+
+#: The project file's name in the folder cat-code runs in.
+PROJECT_FILE = ".mcp.json"
+
+
+class UnknownProjectServer(ConfigError):
+    """A name given to approve or reject is not an entry of the project file."""
+
+    def __init__(
+        self, name: str, path: Path, known: Sequence[str], *, user_file: Path | None
+    ) -> None:
+        self.name = name
+        self.path = path
+        self.known = list(known)
+        #: The user's own file that defines ``name`` (None: no file does).
+        self.user_file = user_file
+        if user_file is not None:
+            text = (
+                f"'{name}' is your own server (in {user_file}), not a project server of "
+                f"{path}: it needs no approval"
+            )
+        else:
+            listed = ", ".join(known) or "none"
+            text = f"no project server named '{name}' in {path} (project servers: {listed})"
+        super().__init__(text)
+
+
+@dataclass(frozen=True, slots=True)
+class Decided:
+    """One project entry a decision was recorded for."""
+
+    name: str
+    #: Its command line or URL as written, secrets masked.
+    target: str
+    #: The user's own file has a server of this name, which stays in use instead.
+    shadowed_by: Path | None = None
+
+
+def decide(
+    names: Sequence[str],
+    decision: Decision,
+    *,
+    every: bool = False,
+    cwd: Path | None = None,
+    store: TrustStore | None = None,
+) -> list[Decided]:
+    """Record ``decision`` for the project servers ``names`` (``every``: all of them) of
+    ``cwd``'s project file, as they are written now. Nothing is recorded when one name is
+    unknown (`UnknownProjectServer`) or the file cannot be read (`ConfigError`)."""
+    folder = cwd or Path.cwd()
+    path = folder / PROJECT_FILE
+    servers = ConfigFile.read(path).servers
+    chosen = list(servers) if every else list(dict.fromkeys(names))
+    for name in chosen:
+        if name not in servers:
+            raise UnknownProjectServer(name, path, list(servers), user_file=_user_file_with(name))
+    store = store or TrustStore()
+    store.record(folder, {name: servers[name] for name in chosen}, decision)
+    return [
+        Decided(name, written_target(servers[name]), shadowed_by=_user_file_with(name))
+        for name in chosen
+    ]
+
+
+def approve_written(
+    folder: Path, entries: Mapping[str, Any], store: TrustStore | None = None
+) -> None:
+    """Entries cat-code just wrote into ``folder``'s project file for the user: theirs."""
+    (store or TrustStore()).record(folder, entries, Decision.APPROVED)
+
+
+def _user_file_with(name: str) -> Path | None:
+    user = cat_code_home() / "mcp.json"
+    try:
+        return user if name in ConfigFile.read(user).servers else None
+    except ConfigError:
+        return None
+
+
+def entry_digest(raw: Any) -> str:
+    """``sha256:`` of the entry's canonical JSON (sorted keys, no spaces), as written."""
+    canonical = json.dumps(raw, sort_keys=True, separators=(",", ":"), ensure_ascii=False)
+    return "sha256:" + hashlib.sha256(canonical.encode("utf-8", "surrogatepass")).hexdigest()
+
+
+def project_key(folder: Path) -> str:
+    """The folder as approvals name it: its real path (symlinks resolved)."""
+    return os.path.realpath(folder)
+
+
+class TrustStore:
+    """The approvals file: read on every question (another cat-code may have written it)."""
+
+    def __init__(self, path: Path | None = None) -> None:
+        self.path = path if path is not None else cat_code_home() / APPROVALS_FILE
+
+    def decision(self, folder: Path, name: str, raw: Any) -> Decision | None:
+        """The decision recorded for this entry as written in ``folder``; None: none yet."""
+        found = self._projects().get(project_key(folder), {}).get(name)
+        if not isinstance(found, dict) or found.get("digest") != entry_digest(raw):
+            return None
+        try:
+            return Decision(str(found.get("decision")))
+        except ValueError:
+            return None
+
+    def record(self, folder: Path, entries: Mapping[str, Any], decision: Decision) -> None:
+        """Remember ``decision`` for each (name → raw entry) of ``folder``'s project file."""
+        if not entries:
+            return
+        # Held across read-modify-write: two cat-code approving at once both land.
+        with edit_lock(self.path):
+            projects = self._projects()
+            mine = projects.setdefault(project_key(folder), {})
+            for name, raw in entries.items():
+                mine[name] = {"digest": entry_digest(raw), "decision": str(decision)}
+            self._write({"version": _VERSION, "projects": projects})
+
+    def _projects(self) -> dict[str, dict[str, Any]]:
+        try:
+            text = self.path.read_text(encoding="utf-8")
+        except FileNotFoundError:
+            return {}
+        except (OSError, UnicodeDecodeError) as exc:
+            logger.warning(
+                "%s: cannot read approvals (%s); every project server asks", self.path, exc
+            )
+            return {}
+        try:
+            data = json.loads(text)
+        except json.JSONDecodeError as exc:
+            logger.warning("%s: not valid JSON (%s); every project server asks", self.path, exc)
+            return {}
+        projects = data.get("projects") if isinstance(data, dict) else None
+        if not isinstance(projects, dict):
+            return {}
+        return {k: v for k, v in projects.items() if isinstance(v, dict)}
+
+    def _write(self, data: dict[str, Any]) -> None:
+        text = json.dumps(data, indent=2, ensure_ascii=False) + "\n"
+        write_private(self.path, text)
