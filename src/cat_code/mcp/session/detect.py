@@ -29,7 +29,7 @@ from cat_code.mcp.errors import (
     ProtocolError,
     TransportError,
 )
-from cat_code.mcp.session import Link, Session
+from cat_code.mcp.session.base import Link, Session
 from cat_code.mcp.session.handshake import SUPPORTED_VERSIONS, HandshakeSession
 from cat_code.mcp.session.modern import (
     MODERN_ERRORS,

@@ -26,7 +26,7 @@ from cat_code.mcp.session.handshake import CLIENT_INFO
 from cat_code.mcp.transports.base import NO_CONTEXT, JsonObject, RequestContext
 
 if TYPE_CHECKING:
-    from cat_code.mcp.session import Link
+    from cat_code.mcp.session.base import Link
 
 logger = logging.getLogger(__name__)
 
