@@ -126,7 +126,7 @@ METRICS = [
     Metric(
         "import.cat_code_mcp",
         "s",
-        "import what `cat-code mcp` needs: mcp.commands + mcp.stdio (SDK: its client)",
+        "import what `cat-code mcp` needs: host.pool, mcp.client, transports (SDK: its client)",
         floor_is="import asyncio, json",
         sdk_is="import mcp.client.stdio, mcp",
     ),

@@ -1,4 +1,9 @@
-"""Shared fixtures: every test runs with its own CAT_CODE_HOME, never the real home."""
+"""Shared fixtures: every test runs with its own CAT_CODE_HOME, never the real home.
+
+Everything under ``tests/e2e/`` runs the real ``cat-code`` command and is marked ``e2e``
+here (a conftest in that folder would shadow this one, which its tests import by the
+name ``conftest``), so ``pytest -m "not e2e"`` is the fast inner loop.
+"""
 
 from __future__ import annotations
 
@@ -15,6 +20,14 @@ NODE_MODULES = REPO / "node_modules"
 EVERYTHING_SERVER = (
     NODE_MODULES / "@modelcontextprotocol" / "server-everything" / "dist" / "index.js"
 )
+E2E = Path(__file__).resolve().parent / "e2e"
+
+
+@pytest.hookimpl(tryfirst=True)  # before ``-m`` deselects by marker
+def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
+    for item in items:
+        if E2E in item.path.parents:
+            item.add_marker(pytest.mark.e2e)
 
 
 @pytest.fixture(autouse=True)

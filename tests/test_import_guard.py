@@ -28,7 +28,7 @@ HEAVY = {
 }
 #: Only an HTTP server needs the HTTP client.
 HTTP_CLIENT = {"httpx2", "httpcore2", "httpx", "httpcore", "h11", "h2"}
-#: Our own layers above the MCP plugin.
+#: Our own floors above the host runtime.
 OWN_HEAVY = ("cat_code.agent", "cat_code.repl")
 
 _PROBE = """

@@ -156,6 +156,7 @@ def end(process: subprocess.Popen[str]) -> tuple[int, str]:
     return process.returncode, err
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("command", list(COMMANDS))
 def test_sigint_sigterm_and_sighup_close_every_server_and_exit_128_plus_n(
     tmp_path: Path, command: str, model_api: ScriptedModelApi
@@ -227,6 +228,7 @@ def drain(terminal: Terminal) -> None:
         pass
 
 
+@pytest.mark.slow
 def test_the_repl_closes_every_server_on_sigterm_or_sighup_in_a_turn_and_sigint_at_the_prompt(
     tmp_path: Path, model_api: ScriptedModelApi
 ) -> None:

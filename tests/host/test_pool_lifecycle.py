@@ -483,6 +483,7 @@ async def test_a_stdio_server_crashing_a_fourth_time_within_a_minute_stays_faile
         assert pool.status()[0].state == "CONNECTED" and not status_of(pool).gave_up
 
 
+@pytest.mark.slow
 async def test_an_http_server_that_went_away_is_reconnected_once_it_is_back_on_its_port() -> None:
     port = free_port()
     url = f"http://127.0.0.1:{port}/mcp"

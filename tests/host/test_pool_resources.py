@@ -214,6 +214,7 @@ async def test_server_everything_resources_templates_prompts_and_completion() ->
         assert names["values"] == ["David", "Eve", "Frank"]
 
 
+@pytest.mark.slow
 async def test_a_prompt_added_by_the_server_is_listed_after_its_notification() -> None:
     for version in ("2025-11-25", None):
         config = McpConfig(
@@ -234,6 +235,7 @@ async def test_a_prompt_added_by_the_server_is_listed_after_its_notification() -
             assert "/mcp__live__fresh" in command_names(pool.known_prompts())
 
 
+@pytest.mark.slow
 async def test_a_crashed_server_is_started_again_by_a_resource_read_or_listing() -> None:
     servers = [
         entry("notes", sys.executable, str(RESOURCE_SERVER)),

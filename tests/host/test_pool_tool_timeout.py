@@ -7,6 +7,8 @@ import sys
 from pathlib import Path
 from typing import Any
 
+import pytest
+
 from cat_code.host.config.load import load_config
 from cat_code.host.pool import McpPool
 from cat_code.host.server import ServerState
@@ -44,6 +46,7 @@ async def test_tool_timeout_ms_bounds_a_tool_call_and_the_error_names_the_limit(
     assert state is ServerState.CONNECTED
 
 
+@pytest.mark.slow
 async def test_a_tool_timeout_longer_than_the_request_timeout_lets_a_slow_tool_finish(
     tmp_path: Path,
 ) -> None:

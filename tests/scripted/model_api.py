@@ -14,6 +14,11 @@ chunked as the real APIs send them: a `Streamed` step as told, a whole-answer di
 into word-sized deltas. A `Hold` among the pieces stops the stream there until the test
 releases it, so a test can see text arrive before the answer ends; a `StreamError`
 sends the API's mid-stream error event, and `Cut` drops the connection mid-answer.
+
+Connections are HTTP/1.1 kept alive, as the real APIs keep them: every answer that ends
+properly (a sized body, or a stream with its last chunk) leaves the connection open for
+the client's next request, and only a cut or broken answer closes it. Closing after an
+answer whose headers did not say so races the client's connection pool.
 """
 
 from __future__ import annotations
@@ -199,16 +204,21 @@ class ScriptedModelApi:
                         if isinstance(frame, Hold):
                             frame._wait()
                         elif isinstance(frame, Cut):
-                            break  # no last chunk: the client sees the body end early
+                            # No last chunk, then close: the client sees the body end early.
+                            self.close_connection = True
+                            return
                         else:
                             self.wfile.write(b"%x\r\n%s\r\n" % (len(frame), frame))
                             self.wfile.flush()
-                    else:
-                        self.wfile.write(b"0\r\n\r\n")
-                        self.wfile.flush()
+                    self.wfile.write(b"0\r\n\r\n")
+                    self.wfile.flush()
                 except OSError:
-                    pass  # the client went away mid-answer (cancelled): nothing to tell it
-                self.close_connection = True
+                    # The client went away mid-answer (cancelled): nothing to tell it.
+                    self.close_connection = True
+                # A finished stream keeps the connection, as the real APIs do: the
+                # response said nothing of closing, so the client's pool reuses it, and
+                # closing it here would race that reuse ("Server disconnected without
+                # sending a response" on the next request).
 
             def log_message(self, format: str, *args: Any) -> None:
                 pass  # keep test output clean

@@ -1,11 +1,12 @@
-"""``cat-code mcp list | tools | call | login | logout``: the MCP plugin from the shell.
+"""``cat-code mcp list | tools | call | login | logout``: the MCP servers from the shell.
 
 The output formats are stable (scripts and tests read them): ``list`` prints aligned
 columns or, with ``--json``, an array of status objects; ``tools`` one line per tool;
 ``call`` the flattened result. Every command connects, works, and closes every server
 before it returns, on every path; SIGINT, SIGTERM and SIGHUP stop the command, close every
-server and exit 128 + N (`cat_code.host.shutdown`). `format_status` is shared with the REPL's
-``/mcp``; `sign_in` and `sign_out` with its ``/mcp login`` and ``/mcp logout``. A sign-in
+server and exit 128 + N (`cat_code.host.shutdown`). The texts come from `cat_code.host.status`
+(`format_status`, shared with the REPL's ``/mcp``) and sign-in/out from `cat_code.host.signin`
+(shared with its ``/mcp login`` and ``/mcp logout``). A sign-in
 connects the one server once through an ``McpAuth`` with a person at hand (a
 `LoopbackAuthorizer`), so the whole OAuth flow runs and its tokens are stored; no token
 is ever printed.

@@ -201,7 +201,7 @@ def build_parser() -> argparse.ArgumentParser:
     )  # fmt: skip
     _add_common(reject_cmd, level=2)
     reject_cmd.add_argument("names", nargs="+", metavar="NAME", help="a project server's name")
-    # -- managing the config: add, remove, get, enable, disable, import (mcp/manage.py) --
+    # -- managing the config: add, remove, get, enable, disable, import (cli/mcp_manage.py) --
     scope_help = "user: $CAT_CODE_HOME/mcp.json (the default); project: ./.mcp.json"
     add_cmd = mcp_commands.add_parser(
         "add", help="add a server to mcp.json (then try connecting it)",
@@ -247,7 +247,7 @@ def build_parser() -> argparse.ArgumentParser:
     add_cmd.add_argument(
         "-f", "--force", action="store_true", help="replace an existing entry of the same name"
     )
-    # NAME is read with the rest (mcp/manage.py `parse_add`): as a positional of its own,
+    # NAME is read with the rest (cli/mcp_manage.py `parse_add`): as a positional of its own,
     # argparse would swallow a "--" right after it, and a command must come after "--".
     add_cmd.add_argument(
         "rest",

@@ -63,6 +63,8 @@ async def test_text_reaches_the_caller_before_the_answer_ends(api: Api) -> None:
 
     provider = api.provider()
     try:
+        # The SDK import (seconds on a busy machine) is not what the bound below is about.
+        await provider.prepare()
         call = asyncio.create_task(provider.complete("", [UserMessage("?")], [], on_text=on_text))
         async with asyncio.timeout(10):
             await before_hold.wait()

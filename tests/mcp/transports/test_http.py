@@ -1070,6 +1070,7 @@ def cat_code(*args: str, config: Path) -> subprocess.CompletedProcess[str]:
     )
 
 
+@pytest.mark.slow
 def test_cat_code_mcp_commands_work_against_an_http_entry(
     sdk_urls: dict[str, str], tmp_path: Path
 ) -> None:

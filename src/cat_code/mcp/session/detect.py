@@ -34,7 +34,7 @@ from cat_code.mcp.errors import (
     TransportError,
 )
 from cat_code.mcp.files import PRIVATE_FILE_MODE, atomic_write
-from cat_code.mcp.session import Link, Session
+from cat_code.mcp.session.base import Link, Session
 from cat_code.mcp.session.handshake import HandshakeSession
 from cat_code.mcp.session.modern import (
     MODERN_ERRORS,

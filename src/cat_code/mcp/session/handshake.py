@@ -1,4 +1,4 @@
-"""Sessions: what one protocol era keeps for a connection, on the client's side.
+"""The handshake era (2024-11-05 … 2025-11-25), on the client's side.
 
 `HandshakeSession` is the handshake era (2024-11-05 … 2025-11-25): ``initialize`` and
 version negotiation; the ``Mcp-Session-Id`` and ``MCP-Protocol-Version`` headers every
@@ -36,7 +36,7 @@ from cat_code.mcp.versions import (
 )
 
 if TYPE_CHECKING:
-    from cat_code.mcp.session import Link
+    from cat_code.mcp.session.base import Link
 
 logger = logging.getLogger(__name__)
 

@@ -31,7 +31,7 @@ from cat_code.mcp.transports.base import (
 from cat_code.mcp.versions import MODERN_VERSION, MODERN_VERSIONS
 
 if TYPE_CHECKING:
-    from cat_code.mcp.session import Link
+    from cat_code.mcp.session.base import Link
 
 logger = logging.getLogger(__name__)
 
