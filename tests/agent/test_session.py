@@ -10,6 +10,7 @@ import pytest
 
 from cat_code.agent.session import Session, builtin_tool_list
 from cat_code.host.config.load import load_config
+from cat_code.tools.builtin import FileLedger
 
 REPO = Path(__file__).resolve().parents[2]
 ECHO_SERVER = REPO / "examples" / "echo_server.py"
@@ -20,7 +21,7 @@ def test_a_session_without_a_usable_model_has_no_agent_and_says_why(tmp_path: Pa
 
     assert session.agent is None and session.provider is None
     assert session.model_problem is not None and "nowhere" in session.model_problem
-    assert session.registry.names() == [t.name for t in builtin_tool_list(tmp_path)]
+    assert session.registry.names() == [t.name for t in builtin_tool_list(tmp_path, FileLedger())]
 
 
 async def test_the_pool_gets_the_sessions_roots_and_its_tools_join_the_registry(
@@ -42,7 +43,7 @@ async def test_the_pool_gets_the_sessions_roots_and_its_tools_join_the_registry(
 
         assert pool.roots is session.roots and extra.resolve() in session.roots.paths
         names = session.registry.names()
-        builtins = [t.name for t in builtin_tool_list(Path.cwd())]
+        builtins = [t.name for t in builtin_tool_list(Path.cwd(), FileLedger())]
         assert names[: len(builtins)] == builtins
         assert "list_mcp_resources" in names and "mcp__echo__echo" in names
     assert session.provider is not None

@@ -24,7 +24,10 @@ from scripted.terminal import Terminal
 CAT_CODE = str(Path(sys.executable).parent / "cat-code")
 CATALOG_SERVER = REPO / "tests" / "servers" / "catalog_server.py"
 #: Built-in tools as -p registers them with MCP servers configured (the resource tools too).
-BUILTINS = ["shell", "read_file", "list_mcp_resources", "read_mcp_resource"]
+BUILTINS = [
+    *("shell", "read_file", "write_file", "edit_file", "grep", "glob"),
+    *("list_mcp_resources", "read_mcp_resource"),
+]
 ECHO_TOOLS = ["add", "echo", "fail", "reverse", "sleep", "word_count"]
 _MODEL_VARS = (
     "ANTHROPIC_API_KEY", "ANTHROPIC_AUTH_TOKEN", "ANTHROPIC_BASE_URL", "ANTHROPIC_PROFILE",
