@@ -15,7 +15,7 @@ from pathlib import Path
 
 import pytest
 
-from cat_code.host import output_policy as output_limit
+from cat_code.host import output_policy
 from cat_code.host.config.load import McpConfig, StdioServerConfig
 from cat_code.host.output_policy import (
     DEFAULT_MAX_OUTPUT_TOKENS,
@@ -68,7 +68,7 @@ def test_the_environment_sets_the_limit_and_the_entry_s_max_output_tokens_wins()
 def test_a_bad_environment_value_warns_once_naming_it_and_the_default_applies(
     value: str, monkeypatch: pytest.MonkeyPatch, caplog: pytest.LogCaptureFixture
 ) -> None:
-    monkeypatch.setattr(output_limit, "_warned_env", set())
+    monkeypatch.setattr(output_policy, "_warned_env", set())
     with caplog.at_level(logging.WARNING, logger="cat_code.host.output_policy"):
         assert limit_chars(None, None, {ENV_VAR: value}) == DEFAULT_CHARS
         assert limit_chars(None, None, {ENV_VAR: value}) == DEFAULT_CHARS
@@ -229,7 +229,7 @@ async def test_an_image_too_large_for_a_model_is_saved_and_left_out_of_the_media
 def test_outputs_older_than_a_week_are_removed_by_the_first_save_of_a_process(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    monkeypatch.setattr(output_limit, "_swept", False)
+    monkeypatch.setattr(output_policy, "_swept", False)
     folder = tmp_path / "tool-output"
     folder.mkdir()
     old, recent, later = folder / "old.txt", folder / "recent.txt", folder / "later.txt"
@@ -314,7 +314,7 @@ def test_any_text_shortens_to_a_preview_with_the_path_and_a_hint() -> None:
         limit = rng.choice([400, 4000, 100_000])
         if len(text) <= limit:
             continue
-        short = output_limit.shortened(text, limit, path=path)
+        short = output_policy.shortened(text, limit, path=path)
         lines = short.split("\n")
         assert str(path) in lines[0] and lines[-1].startswith(("[To read more", "[Its lines"))
-        assert len(short) <= min(limit, output_limit.PREVIEW_CHARS) + 1500
+        assert len(short) <= min(limit, output_policy.PREVIEW_CHARS) + 1500

@@ -6,7 +6,7 @@ and gain a stable hash suffix). A name taken after sanitising gets the hashed fo
 deterministically, with a warning. The original tool name is what goes on the wire.
 `McpTool.execute` never raises for a failure: transport errors, timeouts, dead servers
 and protocol errors all come back as ``Error: MCP tool '<name>' failed: <reason>``. Its
-result passes the output-size policy (`output_limit`); images and audio also travel as
+result passes the output-size policy (`output_policy`); images and audio also travel as
 `Media` (valid base64, an image's type read from its bytes) for providers that take them.
 """
 
@@ -21,7 +21,7 @@ import re
 from collections.abc import Iterable
 from typing import Any, Protocol
 
-from cat_code.host import output_policy as output_limit
+from cat_code.host import output_policy
 from cat_code.mcp.errors import McpClientError, RequestTimeout
 from cat_code.mcp.transports.base import size_text
 from cat_code.mcp.wire import CallToolResult, ContentBlock, ToolDefinition
@@ -142,9 +142,9 @@ class McpTool(Tool):
         whole = await self.call(arguments, progress=progress)
         if whole.raw is None:  # a failure, described in a line
             return whole
-        limit = output_limit.limit_chars(self.max_output_tokens, self.wire.get("_meta"))
+        limit = output_policy.limit_chars(self.max_output_tokens, self.wire.get("_meta"))
         try:
-            return await output_limit.enforce(
+            return await output_policy.enforce(
                 whole, limit=limit, server=self.server, tool=self.tool_name
             )
         except Exception:  # the policy must not lose a result the server gave
