@@ -25,6 +25,9 @@ HEAVY = {
     "prompt_toolkit",  # the terminal UI
     "rich",
     "mcp",  # the official SDK: a benchmark peer, never a dependency of src/
+    "pathspec",  # .gitignore matching: only the file tools need it
+    "filelock",  # only an edit of mcp.json or settings.json takes a lock
+    "jwt",  # PyJWT: only private_key_jwt and DPoP sign anything
 }
 #: Only an HTTP server needs the HTTP client.
 HTTP_CLIENT = {"httpx2", "httpcore2", "httpx", "httpcore", "h11", "h2"}

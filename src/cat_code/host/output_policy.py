@@ -32,7 +32,6 @@ from typing import Any
 
 from cat_code.host.home import cat_code_home, ensure_home
 from cat_code.tools.base import Media, ToolResult
-from cat_code.tools.builtin import MAX_LINE_CHARS as READ_FILE_MAX_CHARS
 
 logger = logging.getLogger(__name__)
 
@@ -209,6 +208,9 @@ def shortened(text: str, limit: int, *, path: Path | None, error: str | None = N
     first_hidden = head_last + 1 if head_whole else head_last
     last_hidden = tail_first - 1 if tail_whole else tail_first
     hidden = lines[first_hidden - 1 : last_hidden]
+    # Only a cut result needs it: `mcp list` and friends never load the file tools.
+    from cat_code.tools.builtin import MAX_LINE_CHARS as READ_FILE_MAX_CHARS
+
     longest = max(map(len, lines))
     per_line = max(1, sum(map(len, hidden)) // max(1, len(hidden)) + 1)
     count = max(1, min(len(hidden), READ_CHUNK_CHARS // per_line))
