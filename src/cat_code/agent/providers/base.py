@@ -4,7 +4,7 @@ The agent loop speaks only these dataclasses; each provider converts them to its
 wire shape and back inside ``complete`` and nowhere else. Every API failure leaves a
 provider as a `ModelError` whose text is one line a user can act on and whose
 ``retryable`` flag drives the one retry policy (`RetryPolicy`), shared by all providers:
-SDK clients are built with their own retries off so backoff is visible and testable.
+providers never retry by themselves, so backoff is visible and testable.
 
 Answers stream: ``complete`` hands each piece of text to ``on_text`` as it arrives and
 still returns the whole `ModelResponse` at the end (tool calls are only complete then).
@@ -150,7 +150,7 @@ class Provider(Protocol):
     name: str
 
     async def prepare(self) -> None:
-        """Load what the first call needs (the SDK); safe to call early, and more than once."""
+        """Load what the first call needs (its HTTP client); safe to call early, more than once."""
 
     async def complete(
         self,
@@ -301,7 +301,7 @@ def import_in_background(module: str) -> asyncio.Future[None]:
     """Import ``module`` on a daemon thread; the future resolves when it is imported.
 
     Not the loop's default executor: ``asyncio.run`` waits for that at exit, so quitting
-    right after starting would wait for a model SDK nobody is going to use.
+    right after starting would wait for an import nobody is going to use.
     """
     loop = asyncio.get_running_loop()
     future: asyncio.Future[None] = loop.create_future()
