@@ -19,7 +19,6 @@ stops before its stop reason, is a network error.
 
 from __future__ import annotations
 
-import asyncio
 import json
 import logging
 import os
@@ -31,6 +30,7 @@ from cat_code.agent.providers import HOW_TO_CONFIGURE, NoModelConfigured
 from cat_code.agent.providers.base import (
     AssistantMessage,
     ErrorKind,
+    HttpClientSlot,
     Message,
     ModelError,
     ModelResponse,
@@ -41,7 +41,6 @@ from cat_code.agent.providers.base import (
     Usage,
     UserMessage,
     describe_status,
-    import_in_background,
     result_text,
     retry_after_seconds,
     status_kind,
@@ -114,23 +113,11 @@ class AnthropicProvider:
         self.name = f"anthropic:{model}"
         if not credentials_in_sight():
             raise NoModelConfigured(f"No model configured: {HOW_TO_CONFIGURE}.")
-        #: An injected client is the caller's to close.
-        self._client = client
-        self._owns_client = client is None
-        self._import: asyncio.Future[None] | None = None
+        self._http = HttpClientSlot(client)
 
     async def prepare(self) -> None:
-        """Import the HTTP client off the event loop (it overlaps the servers' start)."""
-        if self._import is None:
-            self._import = import_in_background("cat_code.agent.providers.http_api")
-        await asyncio.shield(self._import)
-
-    def _ready_client(self) -> httpx2.AsyncClient:
-        if self._client is None:
-            from cat_code.agent.providers.http_api import new_client
-
-            self._client = new_client()
-        return self._client
+        """Build the HTTP client on a thread (it overlaps the servers' start)."""
+        await self._http.get()
 
     async def complete(
         self,
@@ -154,7 +141,7 @@ class AnthropicProvider:
             params["system"] = system
         if tools:
             params["tools"] = [tool_param(t) for t in tools]
-        client = self._ready_client()
+        client = await self._http.get()
         stream = MessageStream()
         try:
             async with post_stream(
@@ -178,9 +165,7 @@ class AnthropicProvider:
         return stream.response()
 
     async def close(self) -> None:
-        if self._client is not None and self._owns_client:
-            await self._client.aclose()
-            self._client = None
+        await self._http.close()
 
     def _status_error(
         self,

@@ -17,7 +17,6 @@ finish reason is a network error, as is one that breaks.
 
 from __future__ import annotations
 
-import asyncio
 import itertools
 import json
 import logging
@@ -29,6 +28,7 @@ from cat_code.agent.providers import NoModelConfigured
 from cat_code.agent.providers.base import (
     AssistantMessage,
     ErrorKind,
+    HttpClientSlot,
     Message,
     ModelError,
     ModelResponse,
@@ -39,7 +39,6 @@ from cat_code.agent.providers.base import (
     Usage,
     UserMessage,
     describe_status,
-    import_in_background,
     result_text,
     retry_after_seconds,
     status_kind,
@@ -99,25 +98,13 @@ class OpenAIProvider:
                 f"No model configured: {self.name} needs OPENAI_API_KEY, or OPENAI_BASE_URL "
                 "for a local server (Ollama, llama.cpp, vLLM)."
             )
-        #: An injected client is the caller's to close.
-        self._client = client
-        self._owns_client = client is None
-        self._import: asyncio.Future[None] | None = None
+        self._http = HttpClientSlot(client)
         #: Whether to send ``stream_options`` (off once the server has refused it).
         self._ask_usage = True
 
     async def prepare(self) -> None:
-        """Import the HTTP client off the event loop (it overlaps the servers' start)."""
-        if self._import is None:
-            self._import = import_in_background("cat_code.agent.providers.http_api")
-        await asyncio.shield(self._import)
-
-    def _ready_client(self) -> httpx2.AsyncClient:
-        if self._client is None:
-            from cat_code.agent.providers.http_api import new_client
-
-            self._client = new_client()
-        return self._client
+        """Build the HTTP client on a thread (it overlaps the servers' start)."""
+        await self._http.get()
 
     async def complete(
         self,
@@ -138,7 +125,7 @@ class OpenAIProvider:
         if tools:
             params["tools"] = [tool_param(t) for t in tools]
         params["stream"] = True
-        client = self._ready_client()
+        client = await self._http.get()
         url = completions_url()
         while True:
             if self._ask_usage:
@@ -169,9 +156,7 @@ class OpenAIProvider:
             return from_stream(answer)
 
     async def close(self) -> None:
-        if self._client is not None and self._owns_client:
-            await self._client.aclose()
-            self._client = None
+        await self._http.close()
 
     def _status_error(self, exc: ApiStatus) -> ModelError:
         status = exc.status
