@@ -11,7 +11,7 @@ logged and skipped; stderr is always drained into a bounded tail. When the child
 or a stdout line grows past ``max_message_bytes`` without a newline (`MessageTooLarge`,
 and the child is closed), every waiter fails at once and ``on_close`` hears why, once.
 
-Close: stdin EOF, 0.2 s grace, SIGTERM to the group, 2 s grace, SIGKILL (``hurry`` skips
+Close: stdin EOF, 0.1 s grace, SIGTERM to the group, 2 s grace, SIGKILL (``hurry`` skips
 the graces) — nothing in the group outlives `close`. A group is watched with the cheap
 ``killpg(pgid, 0)`` on the loop, backing off; only one it still finds is scanned in /proc,
 on a thread, to tell zombies (a container init may not reap) from the living. Every group
@@ -68,7 +68,7 @@ INHERITED_ENV_VARS = (
 #: A well-behaved server exits on stdin EOF, within milliseconds; one that has not after
 #: this long is one that ignores EOF (many Node servers do), and it gets SIGTERM. Short,
 #: because a finished command would otherwise sit this long on every such server.
-STDIN_CLOSE_GRACE_S = 0.2
+STDIN_CLOSE_GRACE_S = 0.1
 #: After SIGTERM, time for the group to clean up before SIGKILL.
 TERMINATE_GRACE_S = 2.0
 #: After SIGKILL, how long to wait for the kernel to finish the group off.
