@@ -355,9 +355,15 @@ class HttpClientSlot:
         return self._building
 
     async def get(self) -> httpx2.AsyncClient:
+        """The client; `ModelError` ``config`` if it cannot be built (say, a bad CA file)."""
         building = self.start()
         if building is not None:
-            await asyncio.shield(building)
+            try:
+                client = await asyncio.shield(building)
+            except Exception as exc:
+                raise ModelError("config", f"cannot set up the HTTP client: {exc}") from exc
+            if self._client is None:  # the done callback has not run yet
+                self._client = client
         assert self._client is not None
         return self._client
 

@@ -70,6 +70,7 @@ async def post_stream(
     starts are `ModelError` network or timeout, naming where we tried to reach.
     """
     where = _origin(url)
+    answering = False
     try:
         async with client.stream("POST", url, headers=headers, json=body) as response:
             if response.status_code >= 400:
@@ -80,6 +81,7 @@ async def post_stream(
                 except ValueError:
                     parsed = None
                 raise ApiStatus(response.status_code, response.headers, text, parsed)
+            answering = True
             yield response
     except httpx2.TimeoutException as exc:
         raise ModelError("timeout", f"{api} timed out ({where})") from exc
@@ -88,6 +90,8 @@ async def post_stream(
         raise ModelError("network", f"{api} unreachable at {where}: {reason}") from exc
     except httpx2.TransportError as exc:
         reason = str(exc) or type(exc).__name__
+        if not answering:  # e.g. a kept-alive connection the server had closed
+            raise ModelError("network", f"{api} connection to {where} failed: {reason}") from exc
         raise ModelError("network", f"{api} connection broke mid-answer: {reason}") from exc
 
 
