@@ -217,9 +217,8 @@ def markdown(results: list[Result], meta: dict[str, Any]) -> str:
         target = _target(r)
         ratio = _ratio(r.samples["cat_code"], r.samples[PEER])
         verdict = ""
-        if target is not None:
-            met = target["met"]
-            mark = "—" if met is None else ("met" if met else "**missed**")
+        if target is not None and target["met"] is not None:
+            mark = "met" if target["met"] else "**missed**"
             verdict = f"≤{target['max']}× {m.peer}: {_x(ratio)} {mark}"
         lines.append(
             f"| `{m.name}` | {m.what} | {_cell(r.samples['cat_code'], m.unit)} "
