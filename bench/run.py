@@ -401,7 +401,8 @@ def run_peers(bench: Bench, pb: ProcessBench) -> None:
     names = [m.name for m in METRICS if m.peer or m.name in ("oneshot.first_token", "repl.ready")]
     if not bench.wanted(*names):
         return
-    peers = PeerBench(pb, with_claude_code=not bench.quick and bench.wanted("peer."))
+    peer_names = [m.name for m in METRICS if m.peer]
+    peers = PeerBench(pb, with_claude_code=not bench.quick and bench.wanted(*peer_names))
     try:
         if peers.skip is not None:
             for name in names:
@@ -409,7 +410,6 @@ def run_peers(bench: Bench, pb: ProcessBench) -> None:
             return
         bench.run_process(["oneshot.first_token"], peers.first_token, ("cat_code", "floor"))
         bench.run_process(["repl.ready"], peers.repl_ready, ("cat_code", "floor"))
-        peer_names = [m.name for m in METRICS if m.peer]
         if peers.claude is None:
             for name in peer_names:
                 bench.results[name].notes.append(f"skipped: {peers.claude_skip}")
