@@ -28,7 +28,7 @@ ECHO_SERVER = REPO / "examples" / "echo_server.py"
 BASELINE_IMPORT = "import asyncio, json"
 
 
-def _cat_code_command() -> list[str]:
+def cat_code_command() -> list[str]:
     script = Path(PYTHON).with_name("cat-code")
     return [str(script)] if script.exists() else [PYTHON, "-m", "cat_code"]
 
@@ -61,13 +61,15 @@ class ProcessBench:
         self._spawner.wait()
         self._tmp.cleanup()
 
-    def run(self, argv: list[str]) -> tuple[float, float, str]:
+    def run(
+        self, argv: list[str], *, env: dict[str, str] | None = None, cwd: Path | None = None
+    ) -> tuple[float, float, str]:
         """Wall seconds, peak RSS in MB, and stdout of one run; raises if it fails."""
         stdout, stderr = self._dir / "stdout", self._dir / "stderr"
         request = {
             "argv": argv,
-            "env": self.env,
-            "cwd": str(self.cwd),
+            "env": self.env if env is None else env,
+            "cwd": str(self.cwd if cwd is None else cwd),
             "stdout": str(stdout),
             "stderr": str(stderr),
         }
@@ -94,7 +96,7 @@ class ProcessBench:
         if impl == "sdk":
             return {}
         if impl == "cat_code":
-            elapsed, rss, output = self.run([*_cat_code_command(), "--help"])
+            elapsed, rss, output = self.run([*cat_code_command(), "--help"])
             if "usage: cat-code" not in output:
                 raise AssertionError(f"cat-code --help printed {output[:200]!r}")
         else:
@@ -104,7 +106,7 @@ class ProcessBench:
     def cli_mcp_list(self, impl: str) -> dict[str, float]:
         """``cat-code mcp list`` with the example server, against SDK and floor scripts."""
         if impl == "cat_code":
-            argv = [*_cat_code_command(), "mcp", "list", "--mcp-config", str(self.config)]
+            argv = [*cat_code_command(), "mcp", "list", "--mcp-config", str(self.config)]
         else:
             argv = [PYTHON, str(BENCH / "cli_peers.py"), impl, str(self.config)]
         elapsed, rss, output = self.run(argv)
@@ -137,4 +139,11 @@ class ProcessBench:
 
 
 ProcessWorkload = Callable[[str], dict[str, float]]
-__all__ = ["BASELINE_IMPORT", "STDIO_SERVER", "ProcessBench", "ProcessWorkload"]
+__all__ = [
+    "BASELINE_IMPORT",
+    "REPO",
+    "STDIO_SERVER",
+    "ProcessBench",
+    "ProcessWorkload",
+    "cat_code_command",
+]

@@ -14,7 +14,9 @@ from dataclasses import dataclass, field
 from typing import Any
 
 IMPLS = ("cat_code", "sdk", "floor")
-LABELS = {"cat_code": "cat-code", "sdk": "SDK", "floor": "floor"}
+#: Another program doing the same job (Claude Code), for the rows that name one.
+PEER = "peer"
+LABELS = {"cat_code": "cat-code", "sdk": "SDK", "floor": "floor", PEER: "peer"}
 
 
 @dataclass(frozen=True)
@@ -29,14 +31,20 @@ class Metric:
     other_target: tuple[str, float] | None = None
     floor_is: str = "bare client"
     sdk_is: str = "mcp 2.3.0 client"
+    #: The program this row holds cat-code against instead (its own table), and the target.
+    peer: str = ""
+    target_vs_peer: float | None = None
+
+
+_ALL = (*IMPLS, PEER)
 
 
 @dataclass
 class Result:
     metric: Metric
-    samples: dict[str, list[float]] = field(default_factory=lambda: {i: [] for i in IMPLS})
+    samples: dict[str, list[float]] = field(default_factory=lambda: {i: [] for i in _ALL})
     #: For a target against another quantity: its value per repetition, per client.
-    reference: dict[str, list[float]] = field(default_factory=lambda: {i: [] for i in IMPLS})
+    reference: dict[str, list[float]] = field(default_factory=lambda: {i: [] for i in _ALL})
     #: Side measurements that explain the main one: name -> client -> samples.
     extras: dict[str, dict[str, list[float]]] = field(default_factory=dict)
     notes: list[str] = field(default_factory=list)
@@ -74,6 +82,15 @@ def entry(result: Result) -> dict[str, Any]:
         "peers": {"sdk": m.sdk_is or None, "floor": m.floor_is},
         "samples": {i: [_round(v) for v in s[i]] for i in IMPLS},
     }
+    if m.peer:
+        out["peer"] = {
+            "name": m.peer,
+            "median": _round(_median(s[PEER])),
+            "min": _round(min(s[PEER])) if s[PEER] else None,
+            "max": _round(max(s[PEER])) if s[PEER] else None,
+            "samples": [_round(v) for v in s[PEER]],
+            "ratio": _round(_ratio(s["cat_code"], s[PEER]), 3),
+        }
     target = _target(result)
     if target is not None:
         out["target"] = target
@@ -91,6 +108,14 @@ def entry(result: Result) -> dict[str, Any]:
 
 def _target(result: Result) -> dict[str, Any] | None:
     m = result.metric
+    if m.target_vs_peer is not None:
+        ratio = _ratio(result.samples["cat_code"], result.samples[PEER])
+        return {
+            "against": m.peer,
+            "max": m.target_vs_peer,
+            "ratio": _round(ratio, 3),
+            "met": None if ratio is None else ratio <= m.target_vs_peer,
+        }
     if m.target_vs_floor is not None:
         ratio = _ratio(result.samples["cat_code"], result.samples["floor"])
         return {
@@ -158,6 +183,8 @@ def markdown(results: list[Result], meta: dict[str, Any]) -> str:
     notes: list[str] = []
     for r in results:
         m = r.metric
+        if m.peer:
+            continue
         target = _target(r)
         vs_floor = _ratio(r.samples["cat_code"], r.samples["floor"])
         verdict = ""
@@ -173,6 +200,29 @@ def markdown(results: list[Result], meta: dict[str, Any]) -> str:
             f"| {_cell(r.samples['sdk'], m.unit)} | {_cell(r.samples['floor'], m.unit)} "
             f"| {_x(_ratio(r.samples['cat_code'], r.samples['sdk']))} "
             f"| {_x(vs_floor)} | {verdict} |"
+        )
+        for note in r.notes:
+            notes.append(f"- `{m.name}`: {note}")
+        for impl, error in r.errors.items():
+            notes.append(f"- `{m.name}`: {LABELS[impl]} failed: {error}")
+    peers = [r for r in results if r.metric.peer]
+    if peers:
+        lines += [
+            "",
+            "| workload | what | cat-code | other program | cat-code / other | target |",
+            "|---|---|---|---|---|---|",
+        ]
+    for r in peers:
+        m = r.metric
+        target = _target(r)
+        ratio = _ratio(r.samples["cat_code"], r.samples[PEER])
+        verdict = ""
+        if target is not None and target["met"] is not None:
+            mark = "met" if target["met"] else "**missed**"
+            verdict = f"≤{target['max']}× {m.peer}: {_x(ratio)} {mark}"
+        lines.append(
+            f"| `{m.name}` | {m.what} | {_cell(r.samples['cat_code'], m.unit)} "
+            f"| {m.peer}: {_cell(r.samples[PEER], m.unit)} | {_x(ratio)} | {verdict} |"
         )
         for note in r.notes:
             notes.append(f"- `{m.name}`: {note}")

@@ -38,14 +38,16 @@ import context_workloads
 import impls
 import lifecycle_workloads
 import workloads
+from peer_workloads import PeerBench
 from process_workloads import ProcessBench
-from report import IMPLS, LABELS, Metric, Result, entry, markdown
+from report import IMPLS, LABELS, PEER, Metric, Result, entry, markdown
 
 BENCH = Path(__file__).resolve().parent
 #: A single sample that takes longer than this is a hang, not a measurement.
 SAMPLE_TIMEOUT_S = 180.0
 
 _LIST_PEER = "bench/cli_peers.py {} (connect, tools/list, print, close)"
+_CLAUDE_CODE = "Claude Code"
 METRICS = [
     Metric("stdio.connect", "s", "spawn + initialize + tools/list, one server"),
     Metric("stdio.close", "s", "close one connected server (it exits on stdin EOF)"),
@@ -146,6 +148,49 @@ METRICS = [
         "from a crashed (SIGKILLed) stdio server to a successful call on it",
         floor_is="by hand: wait for the exit, spawn, initialize, list, call",
         sdk_is="",
+    ),
+    Metric(
+        "oneshot.first_token",
+        "s",
+        "`cat-code -p` from spawn to the first answer byte on stdout (echo + server-everything, "
+        "1 tool call)",
+        floor_is="bench/bare_agent.py oneshot (asyncio + httpx2)",
+        sdk_is="",
+    ),
+    Metric(
+        "repl.ready",
+        "s",
+        "the REPL from spawn to its input prompt on a pty (echo + server-everything configured)",
+        floor_is="bench/bare_agent.py repl (asyncio + httpx2)",
+        sdk_is="",
+    ),
+    Metric(
+        "peer.claude_code.oneshot",
+        "s",
+        "`-p 'use the echo tool'`: connect both servers, 2 model requests, 1 tool call, exit",
+        peer=_CLAUDE_CODE,
+        target_vs_peer=0.6,
+    ),
+    Metric(
+        "peer.claude_code.oneshot.rss",
+        "MB",
+        "peak RSS of that `-p` (the program or the largest server it reaped)",
+        peer=_CLAUDE_CODE,
+        target_vs_peer=0.4,
+    ),
+    Metric(
+        "peer.claude_code.mcp_list",
+        "s",
+        "`mcp list`, both servers (Claude Code connects each; cat-code also lists tools)",
+        peer=_CLAUDE_CODE,
+        target_vs_peer=0.5,
+    ),
+    Metric(
+        "peer.claude_code.mcp_list.rss",
+        "MB",
+        "peak RSS of that `mcp list` (the program or the largest server it reaped)",
+        peer=_CLAUDE_CODE,
+        target_vs_peer=0.4,
     ),
 ]
 QUICK = workloads.Sizes(
@@ -346,8 +391,45 @@ def run_processes(bench: Bench) -> None:
         bench.run_process(
             ["memory.20_servers"], lambda impl: pb.memory(impl, bench.sizes.parallel_servers)
         )
+        run_peers(bench, pb)
     finally:
         pb.close()
+
+
+def run_peers(bench: Bench, pb: ProcessBench) -> None:
+    """Whole commands against a scripted model: next to a bare agent and to Claude Code."""
+    names = [m.name for m in METRICS if m.peer or m.name in ("oneshot.first_token", "repl.ready")]
+    if not bench.wanted(*names):
+        return
+    peer_names = [m.name for m in METRICS if m.peer]
+    peers = PeerBench(pb, with_claude_code=not bench.quick and bench.wanted(*peer_names))
+    try:
+        if peers.skip is not None:
+            for name in names:
+                bench.results[name].notes.append(f"skipped: {peers.skip}")
+            return
+        bench.run_process(["oneshot.first_token"], peers.first_token, ("cat_code", "floor"))
+        bench.run_process(["repl.ready"], peers.repl_ready, ("cat_code", "floor"))
+        if peers.claude is None:
+            for name in peer_names:
+                bench.results[name].notes.append(f"skipped: {peers.claude_skip}")
+            return
+        bench.results[peer_names[0]].notes.append(
+            f"{peers.claude_version}, installed from npm for this run; each repetition runs "
+            "both programs back to back (order alternating), ratios are medians of those pairs"
+        )
+        bench.run_process(
+            ["peer.claude_code.oneshot", "peer.claude_code.oneshot.rss"],
+            peers.claude_code_oneshot,
+            ("cat_code", PEER),
+        )
+        bench.run_process(
+            ["peer.claude_code.mcp_list", "peer.claude_code.mcp_list.rss"],
+            peers.claude_code_mcp_list,
+            ("cat_code", PEER),
+        )
+    finally:
+        peers.close()
 
 
 def run_context(bench: Bench) -> None:

@@ -1,5 +1,5 @@
 """``python -m cat_code`` is the ``cat-code`` command."""
 
-from cat_code.cli import main
+from cat_code.cli import run
 
-raise SystemExit(main())
+raise SystemExit(run())

@@ -1,4 +1,4 @@
-"""The Anthropic provider through the real ``anthropic`` SDK against a scripted Messages API."""
+"""The Anthropic provider over real HTTP against a scripted Messages API."""
 
 from __future__ import annotations
 
@@ -234,3 +234,36 @@ def test_without_credentials_no_model_is_configured(
     with pytest.raises(NoModelConfigured) as info:
         AnthropicProvider("claude-test")
     assert str(info.value).startswith("No model configured")
+
+
+async def test_requests_name_the_api_version_and_carry_the_key_as_x_api_key(
+    api: ScriptedModelApi,
+) -> None:
+    api.add(anthropic_text("ok"))
+    provider = AnthropicProvider("claude-test")
+    try:
+        await provider.complete("", [UserMessage("hi")], [])
+    finally:
+        await provider.close()
+    headers = api.headers[0]
+    assert headers["anthropic-version"] == "2023-06-01"
+    assert headers["x-api-key"] == "test-key" and "authorization" not in headers
+    assert headers["content-type"] == "application/json"
+    assert api.requests[0]["stream"] is True
+
+
+async def test_an_auth_token_is_sent_as_a_bearer_token_under_a_base_url_with_a_path(
+    api: ScriptedModelApi, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.delenv("ANTHROPIC_API_KEY")
+    monkeypatch.setenv("ANTHROPIC_AUTH_TOKEN", "tok-1")
+    monkeypatch.setenv("ANTHROPIC_BASE_URL", api.url + "/proxy/")
+    api.add(anthropic_text("ok"))
+    provider = AnthropicProvider("claude-test")
+    try:
+        await provider.complete("", [UserMessage("hi")], [])
+    finally:
+        await provider.close()
+    assert api.paths[0] == "/proxy/v1/messages"
+    assert api.headers[0]["authorization"] == "Bearer tok-1"
+    assert "x-api-key" not in api.headers[0]

@@ -1,6 +1,6 @@
 """MCP results as the model gets them: images as image blocks, long text shortened.
 
-The agent loop runs real MCP servers' tools and the real ``anthropic`` SDK sends the
+The agent loop runs real MCP servers' tools and the Anthropic provider sends the
 conversation to a scripted Messages API; the tests read what reached the API.
 """
 

@@ -2,9 +2,12 @@
 
 from __future__ import annotations
 
+from pathlib import Path
+
 import pytest
 
 from cat_code.agent.providers.base import (
+    HttpClientSlot,
     ModelError,
     RetryPolicy,
     result_text,
@@ -66,3 +69,15 @@ def test_results_sent_to_a_model_are_never_empty_and_errors_say_so() -> None:
     assert result_text(ToolResult("boom", is_error=True)) == "Error: boom"
     assert result_text(ToolResult("Error: already", is_error=True)) == "Error: already"
     assert result_text(ToolResult("boom", is_error=True), mark_errors=False) == "boom"
+
+
+async def test_a_client_that_cannot_be_built_is_a_config_model_error(
+    monkeypatch: pytest.MonkeyPatch, tmp_path: Path
+) -> None:
+    monkeypatch.setenv("SSL_CERT_FILE", str(tmp_path / "missing.pem"))
+    slot = HttpClientSlot()
+    with pytest.raises(ModelError) as info:
+        await slot.get()
+    await slot.close()
+    assert info.value.kind == "config" and not info.value.retryable
+    assert "HTTP client" in str(info.value)

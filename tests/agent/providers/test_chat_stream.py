@@ -2,20 +2,16 @@
 
 from __future__ import annotations
 
-from types import SimpleNamespace as NS
 from typing import Any
 
 from cat_code.agent.providers.chat_stream import ChatStream
 
 
-def chunk(delta: dict[str, Any] | None = None, finish: str | None = None, **extra: Any) -> NS:
-    calls = [
-        NS(index=c.get("index"), id=c.get("id"), function=NS(**c.get("function", {})))
-        for c in (delta or {}).get("tool_calls", [])
-    ]
-    fields = {k: v for k, v in (delta or {}).items() if k != "tool_calls"}
-    choice = NS(delta=NS(tool_calls=calls, **fields), finish_reason=finish)
-    return NS(choices=[choice] if delta is not None else [], **extra)
+def chunk(
+    delta: dict[str, Any] | None = None, finish: str | None = None, **extra: Any
+) -> dict[str, Any]:
+    choice = {"index": 0, "delta": delta, "finish_reason": finish}
+    return {"choices": [choice] if delta is not None else [], **extra}
 
 
 def test_text_refusal_and_usage_are_collected_and_the_shown_text_returned() -> None:
@@ -24,7 +20,7 @@ def test_text_refusal_and_usage_are_collected_and_the_shown_text_returned() -> N
     assert stream.add(chunk({"content": "Hel"})) == "Hel"
     assert stream.add(chunk({"content": "lo", "refusal": None})) == "lo"
     assert stream.add(chunk({}, "stop")) == ""
-    stream.add(chunk(None, usage=NS(prompt_tokens=7, completion_tokens=2)))
+    stream.add(chunk(None, usage={"prompt_tokens": 7, "completion_tokens": 2}))
     assert (stream.text, stream.finish_reason) == ("Hello", "stop")
     assert (stream.prompt_tokens, stream.completion_tokens) == (7, 2)
 

@@ -1,4 +1,4 @@
-"""The OpenAI-compatible provider through the real ``openai`` SDK against a scripted server."""
+"""The OpenAI-compatible provider over real HTTP against a scripted chat-completions server."""
 
 from __future__ import annotations
 
@@ -121,3 +121,19 @@ def test_without_a_key_or_a_base_url_no_model_is_configured_and_the_openai_varia
     message = str(info.value)
     assert message.startswith("No model configured: openai:gpt-test needs OPENAI_API_KEY")
     assert "OPENAI_BASE_URL" in message and "ANTHROPIC_API_KEY" not in message
+
+
+async def test_the_organization_and_project_are_sent_when_set(
+    api: ScriptedModelApi, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv("OPENAI_ORG_ID", "org-1")
+    monkeypatch.setenv("OPENAI_PROJECT_ID", "proj-1")
+    api.add(openai_text("hi"))
+    provider = OpenAIProvider("gpt-test")
+    try:
+        await provider.complete("", [UserMessage("hi")], [])
+    finally:
+        await provider.close()
+    headers = api.headers[0]
+    assert (headers["openai-organization"], headers["openai-project"]) == ("org-1", "proj-1")
+    assert api.requests[0]["stream"] is True

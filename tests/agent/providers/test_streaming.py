@@ -1,4 +1,4 @@
-"""Streamed answers through both real SDKs against the scripted APIs' server-sent events.
+"""Streamed answers through both providers against the scripted APIs' server-sent events.
 
 Every test runs once per provider: the Anthropic Messages events and the OpenAI
 chat-completion chunks must give the same `ModelResponse` and the same text deltas.

@@ -296,6 +296,20 @@ async def test_close_ends_a_grandchild_the_server_started(spawn: Spawn, tmp_path
         kill_quietly(grandchild)
 
 
+async def test_close_sends_sigterm_to_a_server_that_ignores_stdin_eof_and_it_ends(
+    spawn: Spawn,
+) -> None:
+    transport = await spawn("--ignore-eof")
+    await connect(transport)
+    assert transport.pid is not None
+    try:
+        await transport.close()
+        assert not alive(transport.pid)
+        assert transport.returncode == -signal.SIGTERM  # after the EOF grace, not SIGKILL
+    finally:
+        kill_quietly(transport.pid)
+
+
 @pytest.mark.usefixtures("short_graces")
 async def test_close_kills_a_server_that_ignores_stdin_eof_and_sigterm(spawn: Spawn) -> None:
     transport = await spawn("--ignore-eof", "--ignore-term")

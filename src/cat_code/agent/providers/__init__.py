@@ -1,10 +1,10 @@
 """Model providers: which model to use, and the object that talks to it.
 
 ``--model`` (else ``$CAT_CODE_MODEL``, else `DEFAULT_MODEL`) names a model as
-``PROVIDER:NAME``; a bare ``claude-…`` name means Anthropic. No SDK is imported here or
-by `create_provider` (a provider's ``prepare`` imports it on a thread), and
-`create_provider` raises `NoModelConfigured` (one line saying how to fix it) when the
-provider has no credentials or its SDK is missing, so the REPL still runs without one.
+``PROVIDER:NAME``; a bare ``claude-…`` name means Anthropic. Providers speak their API
+over ``httpx2`` themselves (no model SDK), imported by a provider's ``prepare`` on a
+thread, and `create_provider` raises `NoModelConfigured` (one line saying how to fix it)
+when the provider has no credentials, so the REPL still runs without one.
 """
 
 from __future__ import annotations
@@ -85,12 +85,7 @@ def create_provider(choice: ModelChoice) -> Provider:
     if choice.provider == "openai":
         from cat_code.agent.providers.openai import OpenAIProvider
 
-        try:
-            return OpenAIProvider(choice.model)
-        except ImportError as exc:
-            raise NoModelConfigured(
-                "The openai provider needs the openai package: pip install 'cat-code[openai]'"
-            ) from exc
+        return OpenAIProvider(choice.model)
     raise ModelSpecError(f"unknown model provider {choice.provider!r}")
 
 

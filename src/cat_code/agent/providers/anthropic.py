@@ -1,36 +1,36 @@
-"""The Anthropic Messages API through the official ``anthropic`` SDK.
+"""The Anthropic Messages API, spoken over ``httpx2`` (no SDK: see `http_api`).
 
-The SDK reads ``ANTHROPIC_API_KEY`` (or ``ANTHROPIC_AUTH_TOKEN``, or its profile files)
-and ``ANTHROPIC_BASE_URL`` itself. Importing it takes about a second, so `prepare`
-imports it on a worker thread (the REPL's prompt is up meanwhile) and the client is
-built on first use; whether credentials exist is judged from the environment alone.
-Its retries are off: `RetryPolicy` retries for every provider alike. Conversion happens
-only here: our messages become content blocks (consecutive same-role messages merged,
-empty ones dropped, tool results first in a user turn, as the API requires), tool
-schemas pass through `object_schema`, and every SDK exception becomes a one-line
-`ModelError`.
+Credentials and address come from the environment as the SDK read them:
+``ANTHROPIC_API_KEY`` (sent as ``x-api-key``) or ``ANTHROPIC_AUTH_TOKEN`` (a bearer
+token), ``ANTHROPIC_BASE_URL`` (default ``https://api.anthropic.com``); every request
+names ``anthropic-version``. There are no retries here: `RetryPolicy` retries for every
+provider alike. Conversion happens only here: our messages become content blocks
+(consecutive same-role messages merged, empty ones dropped, tool results first in a user
+turn, as the API requires), tool schemas pass through `object_schema`, and every failure
+becomes a one-line `ModelError`.
 
-Answers stream (``messages.stream``): text deltas go to ``on_text`` as they arrive and
-the SDK assembles the final message (tool inputs included), read by `from_wire` as a
-non-streamed one would be. An ``error`` event mid-stream carries a 200 status, so its
-kind comes from its error type; a connection that breaks mid-stream (which the SDK lets
-through as an ``httpx2`` error) or a stream that stops before its stop reason is a
-network error.
+Answers stream: `MessageStream` reads the Messages events (``message_start``,
+``content_block_start/delta/stop``, ``message_delta``, ``message_stop``), hands text deltas
+to ``on_text`` as they arrive and assembles the content blocks, tool inputs from their
+``input_json_delta`` pieces. An ``error`` event mid-stream carries a 200 status, so its
+kind comes from its error type; a connection that breaks mid-stream, or a stream that
+stops before its stop reason, is a network error.
 """
 
 from __future__ import annotations
 
-import asyncio
+import json
 import logging
 import os
 from collections.abc import Mapping, Sequence
-from pathlib import Path
-from typing import TYPE_CHECKING, Any, cast
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Any
 
 from cat_code.agent.providers import HOW_TO_CONFIGURE, NoModelConfigured
 from cat_code.agent.providers.base import (
     AssistantMessage,
     ErrorKind,
+    HttpClientSlot,
     Message,
     ModelError,
     ModelResponse,
@@ -41,7 +41,6 @@ from cat_code.agent.providers.base import (
     Usage,
     UserMessage,
     describe_status,
-    import_in_background,
     result_text,
     retry_after_seconds,
     status_kind,
@@ -51,12 +50,16 @@ from cat_code.agent.providers.schema import object_schema
 from cat_code.tools.base import ToolResult
 
 if TYPE_CHECKING:
-    import anthropic
+    import httpx2
 
 logger = logging.getLogger(__name__)
 
 #: Output budget per model call.
 MAX_TOKENS = 8192
+DEFAULT_BASE_URL = "https://api.anthropic.com"
+#: The Messages API version every request names (the one the SDK sends).
+API_VERSION = "2023-06-01"
+_API = "Anthropic API"
 
 #: The status each API error type stands for, for errors sent mid-stream (with a 200).
 _ERROR_TYPE_STATUS = {
@@ -79,53 +82,42 @@ _STOP_REASONS: dict[str, StopReason] = {
 }
 
 
-#: Variables any of which lets the SDK find a credential without a key in the environment.
-_CREDENTIAL_VARS = (
-    "ANTHROPIC_API_KEY", "ANTHROPIC_AUTH_TOKEN", "ANTHROPIC_PROFILE", "ANTHROPIC_CONFIG_DIR",
-    "ANTHROPIC_IDENTITY_TOKEN", "ANTHROPIC_IDENTITY_TOKEN_FILE",
-)  # fmt: skip
-
-
 def credentials_in_sight(environ: Mapping[str, str] | None = None) -> bool:
-    """Whether the SDK has something to authenticate with: a variable or a profile folder."""
+    """Whether there is a key or a token to authenticate with."""
     env = os.environ if environ is None else environ
-    if any(env.get(name) for name in _CREDENTIAL_VARS):
-        return True
-    home = env.get("HOME")
-    return home is not None and (Path(home) / ".config" / "anthropic").is_dir()
+    return bool(env.get("ANTHROPIC_API_KEY") or env.get("ANTHROPIC_AUTH_TOKEN"))
+
+
+def request_headers(environ: Mapping[str, str] | None = None) -> dict[str, str]:
+    """The headers of every request: credentials and the API version."""
+    env = os.environ if environ is None else environ
+    headers = {"anthropic-version": API_VERSION, "user-agent": "cat-code"}
+    if key := env.get("ANTHROPIC_API_KEY"):
+        headers["x-api-key"] = key
+    if token := env.get("ANTHROPIC_AUTH_TOKEN"):
+        headers["authorization"] = f"Bearer {token}"
+    return headers
+
+
+def messages_url(environ: Mapping[str, str] | None = None) -> str:
+    env = os.environ if environ is None else environ
+    base = (env.get("ANTHROPIC_BASE_URL") or DEFAULT_BASE_URL).rstrip("/")
+    return f"{base}/v1/messages"
 
 
 class AnthropicProvider:
-    """Claude models through ``AsyncAnthropic().messages.create``."""
+    """Claude models through ``POST /v1/messages`` with ``"stream": true``."""
 
-    def __init__(self, model: str, *, client: anthropic.AsyncAnthropic | None = None) -> None:
+    def __init__(self, model: str, *, client: httpx2.AsyncClient | None = None) -> None:
         self.model = model
         self.name = f"anthropic:{model}"
-        if client is None and not credentials_in_sight():
+        if not credentials_in_sight():
             raise NoModelConfigured(f"No model configured: {HOW_TO_CONFIGURE}.")
-        self._client = client
-        self._import: asyncio.Future[Any] | None = None
+        self._http = HttpClientSlot(client)
 
     async def prepare(self) -> None:
-        """Import the SDK off the event loop; later calls wait for the same import."""
-        if self._import is None:
-            self._import = import_in_background("anthropic")
-        await asyncio.shield(self._import)
-
-    async def _ready_client(self) -> anthropic.AsyncAnthropic:
-        if self._client is None:
-            await self.prepare()
-            import anthropic
-
-            try:
-                client = anthropic.AsyncAnthropic(max_retries=0)
-            except anthropic.AnthropicError as exc:  # e.g. a profile file that is broken
-                raise ModelError("config", f"Anthropic credentials: {exc}") from exc
-            if not (client.api_key or client.auth_token or client.credentials is not None):
-                await client.close()
-                raise ModelError("config", f"No model configured: {HOW_TO_CONFIGURE}.")
-            self._client = client
-        return self._client
+        """Build the HTTP client on a thread (it overlaps the servers' start)."""
+        await self._http.get()
 
     async def complete(
         self,
@@ -135,59 +127,56 @@ class AnthropicProvider:
         *,
         on_text: TextSink | None = None,
     ) -> ModelResponse:
+        from cat_code.agent.providers.http_api import ApiStatus, post_stream, sse_events
+
         params: dict[str, Any] = {
             "model": self.model,
             "max_tokens": MAX_TOKENS,
             "messages": to_wire(messages),
             # Automatic prompt caching: an agent resends the same growing prefix every turn.
             "cache_control": {"type": "ephemeral"},
+            "stream": True,
         }
         if system:
             params["system"] = system
         if tools:
             params["tools"] = [tool_param(t) for t in tools]
-        client = await self._ready_client()
-        import anthropic
-        import httpx2
-
+        client = await self._http.get()
+        stream = MessageStream()
         try:
-            async with client.messages.stream(**params) as stream:
-                async for event in stream:
-                    if event.type == "text" and event.text and on_text is not None:
-                        on_text(event.text)
-                response = await stream.get_final_message()
-        except anthropic.APIStatusError as exc:
-            raise self._status_error(exc) from exc
-        except anthropic.APIConnectionError as exc:
-            raise self._connection_error(exc) from exc
-        except anthropic.AnthropicError as exc:
-            raise ModelError("other", f"Anthropic API: {exc}") from exc
-        except httpx2.TimeoutException as exc:
-            raise ModelError("timeout", f"Anthropic API timed out ({client.base_url})") from exc
-        except httpx2.TransportError as exc:
-            raise ModelError(
-                "network", f"Anthropic API connection broke mid-answer: {exc or type(exc).__name__}"
+            async with post_stream(
+                client, messages_url(), request_headers(), params, _API
+            ) as response:
+                async for event in sse_events(response, _API):
+                    shown = stream.add(event.event, event.data)
+                    if shown and on_text is not None:
+                        on_text(shown)
+        except ApiStatus as exc:
+            raise self._status_error(
+                exc.status, exc.error_field(), exc.detail(), exc.headers
             ) from exc
-        except (ValueError, RuntimeError) as exc:  # the SDK cannot assemble what was sent
-            raise ModelError("other", f"Anthropic API sent an unreadable stream: {exc}") from exc
-        if response.stop_reason is None:
-            raise ModelError(
-                "network", "Anthropic API: the answer stream ended before the answer did"
-            )
-        return from_wire(response)
+        if stream.error is not None:
+            error = stream.error
+            status = _ERROR_TYPE_STATUS.get(str(error.get("type") or ""), 500)
+            message = str(error.get("message") or "error event")
+            raise self._status_error(status, error, message, None)
+        if stream.stop_reason is None:
+            raise ModelError("network", f"{_API}: the answer stream ended before the answer did")
+        return stream.response()
 
     async def close(self) -> None:
-        if self._client is not None:
-            await self._client.close()
+        await self._http.close()
 
-    def _status_error(self, exc: anthropic.APIStatusError) -> ModelError:
-        status = exc.status_code
-        if status < 400:  # an error event in a stream that had started with 200
-            status = _ERROR_TYPE_STATUS.get(exc.type or "", 500)
+    def _status_error(
+        self,
+        status: int,
+        error: Mapping[str, Any],
+        detail: str,
+        headers: Mapping[str, str] | None,
+    ) -> ModelError:
         kind: ErrorKind = status_kind(status)
-        if exc.type == "overloaded_error":
+        if error.get("type") == "overloaded_error":
             kind = "overloaded"
-        detail = exc.api_message or exc.message
         hint = ""
         if kind == "auth":
             hint = " — check ANTHROPIC_API_KEY"
@@ -195,21 +184,116 @@ class AnthropicProvider:
             hint = f" — is the model name {self.model!r} right?"
         return ModelError(
             kind,
-            f"Anthropic API {describe_status(kind)} ({status}): {detail}{hint}",
+            f"{_API} {describe_status(kind)} ({status}): {detail}{hint}",
             status=status,
-            retry_after=retry_after_seconds(exc.response.headers),
+            retry_after=retry_after_seconds(headers),
         )
 
-    def _connection_error(self, exc: anthropic.APIConnectionError) -> ModelError:
-        import anthropic
 
-        timeout = isinstance(exc, anthropic.APITimeoutError)
-        cause = exc.__cause__
-        reason = str(cause) if cause is not None and str(cause) else exc.message
-        where = str(self._client.base_url) if self._client is not None else "?"
-        if timeout:
-            return ModelError("timeout", f"Anthropic API timed out ({where})")
-        return ModelError("network", f"Anthropic API unreachable at {where}: {reason}")
+@dataclass(slots=True)
+class _Block:
+    type: str
+    text: str = ""
+    id: str = ""
+    name: str = ""
+    input: Any = None
+    #: ``input_json_delta`` pieces, joined and parsed when the block stops.
+    partial_json: str = ""
+
+
+@dataclass(slots=True)
+class MessageStream:
+    """One streamed Messages answer, put back together event by event."""
+
+    blocks: dict[int, _Block] = field(default_factory=dict)
+    stop_reason: str | None = None
+    input_tokens: int = 0
+    output_tokens: int = 0
+    #: The ``error`` object of an error event; the stream ends with it.
+    error: dict[str, Any] | None = None
+
+    def add(self, name: str, data: str) -> str:
+        """Take one event in; return the text it adds for the user (maybe empty)."""
+        if name == "ping" or not data:
+            return ""
+        try:
+            event = json.loads(data)
+        except ValueError as exc:
+            raise ModelError("other", f"{_API} sent an event that is not JSON: {exc}") from exc
+        if not isinstance(event, dict):
+            return ""
+        kind = event.get("type", name)
+        if kind == "content_block_delta":
+            return self._delta(event)
+        if kind == "content_block_start":
+            raw = event.get("content_block") or {}
+            block = _Block(str(raw.get("type", "")))
+            block.text = str(raw.get("text") or "")
+            block.id = str(raw.get("id") or "")
+            block.name = str(raw.get("name") or "")
+            block.input = raw.get("input")
+            self.blocks[int(event.get("index", len(self.blocks)))] = block
+            return block.text
+        if kind == "message_start":
+            self._usage((event.get("message") or {}).get("usage"))
+        elif kind == "message_delta":
+            self.stop_reason = (event.get("delta") or {}).get("stop_reason") or self.stop_reason
+            self._usage(event.get("usage"))
+        elif kind == "error":
+            error = event.get("error")
+            self.error = error if isinstance(error, dict) else {"message": str(error)}
+        return ""
+
+    def _delta(self, event: dict[str, Any]) -> str:
+        block = self.blocks.get(int(event.get("index", -1)))
+        delta = event.get("delta") or {}
+        if block is None:
+            return ""
+        if delta.get("type") == "text_delta":
+            text = str(delta.get("text") or "")
+            block.text += text
+            return text
+        if delta.get("type") == "input_json_delta":
+            block.partial_json += str(delta.get("partial_json") or "")
+        return ""
+
+    def _usage(self, usage: Any) -> None:
+        if not isinstance(usage, dict):
+            return
+        # message_start counts the input; message_delta's counts are running totals.
+        if usage.get("input_tokens"):
+            self.input_tokens = int(usage["input_tokens"])
+        if usage.get("output_tokens") is not None:
+            self.output_tokens = int(usage["output_tokens"])
+
+    def response(self) -> ModelResponse:
+        texts: list[str] = []
+        calls: list[ToolCall] = []
+        for _, block in sorted(self.blocks.items()):
+            if block.type == "text":
+                texts.append(block.text)
+            elif block.type == "tool_use":
+                calls.append(ToolCall(block.id, block.name, _tool_input(block)))
+            else:
+                logger.debug("ignoring content block of type %r", block.type)
+        return ModelResponse(
+            message=AssistantMessage(text="".join(texts), tool_calls=calls),
+            stop_reason=_STOP_REASONS.get(self.stop_reason or "", "other"),
+            usage=Usage(input_tokens=self.input_tokens, output_tokens=self.output_tokens),
+        )
+
+
+def _tool_input(block: _Block) -> dict[str, Any]:
+    if block.partial_json.strip():
+        try:
+            value = json.loads(block.partial_json)
+        except ValueError as exc:
+            raise ModelError(
+                "other", f"{_API} sent tool input that is not JSON: {block.partial_json:.200}"
+            ) from exc
+    else:
+        value = block.input
+    return dict(value) if isinstance(value, dict) else {}
 
 
 def tool_param(tool: ToolSpec) -> dict[str, Any]:
@@ -277,27 +361,3 @@ def tool_result_content(result: ToolResult) -> str | list[dict[str, Any]]:
             for m in images
         ),
     ]
-
-
-def from_wire(response: Any) -> ModelResponse:
-    """A Messages API response as our `ModelResponse`."""
-    texts: list[str] = []
-    calls: list[ToolCall] = []
-    for block in response.content:
-        kind = getattr(block, "type", None)
-        if kind == "text":
-            texts.append(block.text)
-        elif kind == "tool_use":
-            arguments = block.input if isinstance(block.input, dict) else {}
-            calls.append(ToolCall(id=block.id, name=block.name, arguments=dict(arguments)))
-        else:
-            logger.debug("ignoring content block of type %r", kind)
-    usage = getattr(response, "usage", None)
-    return ModelResponse(
-        message=AssistantMessage(text="".join(texts), tool_calls=calls),
-        stop_reason=_STOP_REASONS.get(cast(str, response.stop_reason), "other"),
-        usage=Usage(
-            input_tokens=getattr(usage, "input_tokens", 0) or 0,
-            output_tokens=getattr(usage, "output_tokens", 0) or 0,
-        ),
-    )

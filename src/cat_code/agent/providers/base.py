@@ -4,7 +4,7 @@ The agent loop speaks only these dataclasses; each provider converts them to its
 wire shape and back inside ``complete`` and nowhere else. Every API failure leaves a
 provider as a `ModelError` whose text is one line a user can act on and whose
 ``retryable`` flag drives the one retry policy (`RetryPolicy`), shared by all providers:
-SDK clients are built with their own retries off so backoff is visible and testable.
+providers never retry by themselves, so backoff is visible and testable.
 
 Answers stream: ``complete`` hands each piece of text to ``on_text`` as it arrives and
 still returns the whole `ModelResponse` at the end (tool calls are only complete then).
@@ -16,17 +16,21 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
-import importlib
 import logging
 import random
 import threading
 from collections.abc import Awaitable, Callable, Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import Any, Literal, Protocol
+from typing import TYPE_CHECKING, Any, Literal, Protocol, TypeVar, cast
 
 from cat_code.tools.base import ToolResult
 
+if TYPE_CHECKING:
+    import httpx2
+
 logger = logging.getLogger(__name__)
+
+T = TypeVar("T")
 
 #: The reason a model stopped. Providers map their own vocabulary onto these.
 StopReason = Literal["end_turn", "tool_use", "max_tokens", "refusal", "other"]
@@ -150,7 +154,7 @@ class Provider(Protocol):
     name: str
 
     async def prepare(self) -> None:
-        """Load what the first call needs (the SDK); safe to call early, and more than once."""
+        """Load what the first call needs (its HTTP client); safe to call early, more than once."""
 
     async def complete(
         self,
@@ -297,32 +301,84 @@ def describe_status(kind: ErrorKind) -> str:
     }[kind]
 
 
-def import_in_background(module: str) -> asyncio.Future[None]:
-    """Import ``module`` on a daemon thread; the future resolves when it is imported.
+def call_in_background(work: Callable[[], T]) -> asyncio.Future[T]:
+    """Run ``work`` on a daemon thread; the future resolves with its result.
 
     Not the loop's default executor: ``asyncio.run`` waits for that at exit, so quitting
-    right after starting would wait for a model SDK nobody is going to use.
+    right after starting would wait for work nobody is going to use.
     """
     loop = asyncio.get_running_loop()
-    future: asyncio.Future[None] = loop.create_future()
+    future: asyncio.Future[T] = loop.create_future()
 
-    def settle(error: BaseException | None) -> None:
+    def settle(result: T | None, error: BaseException | None) -> None:
         if future.done():
             return
         if error is None:
-            future.set_result(None)
+            future.set_result(cast(T, result))
         else:
             future.set_exception(error)
 
-    def work() -> None:
+    def run() -> None:
+        result: T | None = None
+        error: BaseException | None = None
         try:
-            importlib.import_module(module)
+            result = work()
         except BaseException as exc:  # handed to the awaiting task, not lost on the thread
-            error: BaseException | None = exc
-        else:
-            error = None
+            error = exc
         with contextlib.suppress(RuntimeError):  # the loop closed first: nobody is waiting
-            loop.call_soon_threadsafe(settle, error)
+            loop.call_soon_threadsafe(settle, result, error)
 
-    threading.Thread(target=work, name=f"import {module}", daemon=True).start()
+    threading.Thread(target=run, name="provider prepare", daemon=True).start()
     return future
+
+
+class HttpClientSlot:
+    """A provider's HTTP client, built on a thread the first time it is wanted.
+
+    Importing ``httpx2`` and building a client (its TLS context) costs about 0.1 s of
+    CPU: `prepare` starts that early so it overlaps the MCP servers' start. An injected
+    client is the caller's to close; a built one is closed by `close`.
+    """
+
+    def __init__(self, client: httpx2.AsyncClient | None = None) -> None:
+        self._client = client
+        self._owned = client is None
+        self._building: asyncio.Future[httpx2.AsyncClient] | None = None
+
+    def start(self) -> asyncio.Future[httpx2.AsyncClient] | None:
+        """Begin building the client (once); None when there is one already."""
+        if self._client is not None:
+            return None
+        if self._building is None:
+            self._building = call_in_background(_new_client)
+            self._building.add_done_callback(self._adopt)
+        return self._building
+
+    async def get(self) -> httpx2.AsyncClient:
+        """The client; `ModelError` ``config`` if it cannot be built (say, a bad CA file)."""
+        building = self.start()
+        if building is not None:
+            try:
+                client = await asyncio.shield(building)
+            except Exception as exc:
+                raise ModelError("config", f"cannot set up the HTTP client: {exc}") from exc
+            if self._client is None:  # the done callback has not run yet
+                self._client = client
+        assert self._client is not None
+        return self._client
+
+    def _adopt(self, building: asyncio.Future[httpx2.AsyncClient]) -> None:
+        if not building.cancelled() and building.exception() is None and self._client is None:
+            self._client = building.result()
+
+    async def close(self) -> None:
+        client, self._client = self._client, None
+        self._building = None
+        if client is not None and self._owned:
+            await client.aclose()
+
+
+def _new_client() -> httpx2.AsyncClient:
+    from cat_code.agent.providers.http_api import new_client
+
+    return new_client()

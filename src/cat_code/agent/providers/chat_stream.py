@@ -6,7 +6,8 @@ others carry slices of the ``arguments`` JSON. The finish reason comes in the la
 with choices, the usage (only when asked, and not from every local server) in a chunk
 with no choices at all. Servers differ at the edges, so: a piece without an ``index``
 continues the call with its ``id`` (or the last call), a new ``id`` at a known index
-starts a new call, and a missing usage is zero. Only the first choice is read.
+starts a new call, and a missing usage is zero. Only the first choice is read. Chunks
+are the decoded JSON of each event, as sent.
 """
 
 from __future__ import annotations
@@ -41,41 +42,42 @@ class ChatStream:
     started: bool = False
     _by_index: dict[int, PartialCall] = field(default_factory=dict)
 
-    def add(self, chunk: Any) -> str:
+    def add(self, chunk: dict[str, Any]) -> str:
         """Take one chunk in; return the text it adds for the user (maybe empty)."""
         self.started = True
-        usage = getattr(chunk, "usage", None)
-        if usage is not None:
-            self.prompt_tokens = getattr(usage, "prompt_tokens", 0) or 0
-            self.completion_tokens = getattr(usage, "completion_tokens", 0) or 0
-        choices = getattr(chunk, "choices", None) or []
-        if not choices:
+        usage = chunk.get("usage")
+        if isinstance(usage, dict):
+            self.prompt_tokens = usage.get("prompt_tokens") or 0
+            self.completion_tokens = usage.get("completion_tokens") or 0
+        choices = chunk.get("choices") or []
+        if not choices or not isinstance(choices[0], dict):
             return ""
         choice = choices[0]
-        if getattr(choice, "finish_reason", None):
-            self.finish_reason = choice.finish_reason
-        delta = getattr(choice, "delta", None)
-        if delta is None:
+        if choice.get("finish_reason"):
+            self.finish_reason = choice["finish_reason"]
+        delta = choice.get("delta")
+        if not isinstance(delta, dict):
             return ""
-        for piece in getattr(delta, "tool_calls", None) or []:
-            self._add_call_piece(piece)
+        for piece in delta.get("tool_calls") or []:
+            if isinstance(piece, dict):
+                self._add_call_piece(piece)
         shown = ""
-        content = getattr(delta, "content", None)
+        content = delta.get("content")
         if content:
             self.text += content
             shown += content
-        refusal = getattr(delta, "refusal", None)
+        refusal = delta.get("refusal")
         if refusal:
             self.refusal += refusal
             shown += refusal
         return shown
 
-    def _add_call_piece(self, piece: Any) -> None:
-        index = getattr(piece, "index", None)
-        call_id = getattr(piece, "id", None) or None
-        function = getattr(piece, "function", None)
-        name = getattr(function, "name", None) or ""
-        arguments = getattr(function, "arguments", None) or ""
+    def _add_call_piece(self, piece: dict[str, Any]) -> None:
+        index = piece.get("index")
+        call_id = piece.get("id") or None
+        function = piece.get("function") or {}
+        name = function.get("name") or ""
+        arguments = function.get("arguments") or ""
         call = self._call_for(index, call_id)
         if call_id is not None and call.id is None:
             call.id = call_id

@@ -1,35 +1,34 @@
-"""Any OpenAI-compatible chat-completions endpoint through the official ``openai`` SDK.
+"""Any OpenAI-compatible chat-completions endpoint, spoken over ``httpx2`` (no SDK).
 
 OpenAI itself, or a local Ollama, llama.cpp or vLLM server via ``OPENAI_BASE_URL``
-(a local server needs no key: a placeholder is sent when ``OPENAI_API_KEY`` is unset).
-The SDK is an optional extra; `create_provider` turns its absence into one line. As for
-Anthropic, the SDK is imported on a worker thread by `prepare`, SDK retries are off,
-conversion happens only here, and every SDK exception becomes a one-line `ModelError`.
-Tool-call arguments that are not a JSON object become a `ToolCall` with ``error`` set,
-which the loop reports to the model as an error result.
+(default ``https://api.openai.com/v1``; a local server needs no key: a placeholder is
+sent as the bearer token when ``OPENAI_API_KEY`` is unset). ``OPENAI_ORG_ID`` and
+``OPENAI_PROJECT_ID`` are sent as the SDK sent them. As for Anthropic (`http_api`),
+there are no retries here, conversion happens only here, and every failure becomes a
+one-line `ModelError`. Tool-call arguments that are not a JSON object become a
+`ToolCall` with ``error`` set, which the loop reports to the model as an error result.
 
-Answers stream (``stream=True``, assembled by `ChatStream`). The usage is asked for with
-``stream_options``; a server that rejects that option (400 naming it) is asked again
-without it, and not asked again while this provider lives. A stream that stops before
-its finish reason is a network error, as is one that breaks.
+Answers stream (``stream=True``, assembled by `ChatStream`, ending at ``data: [DONE]``).
+The usage is asked for with ``stream_options``; a server that rejects that option (400
+naming it) is asked again without it, and not asked again while this provider lives. An
+``error`` object in the stream is a mid-answer error. A stream that stops before its
+finish reason is a network error, as is one that breaks.
 """
 
 from __future__ import annotations
 
-import asyncio
-import importlib
-import importlib.util
 import itertools
 import json
 import logging
 import os
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from typing import TYPE_CHECKING, Any
 
 from cat_code.agent.providers import NoModelConfigured
 from cat_code.agent.providers.base import (
     AssistantMessage,
     ErrorKind,
+    HttpClientSlot,
     Message,
     ModelError,
     ModelResponse,
@@ -40,7 +39,6 @@ from cat_code.agent.providers.base import (
     Usage,
     UserMessage,
     describe_status,
-    import_in_background,
     result_text,
     retry_after_seconds,
     status_kind,
@@ -50,12 +48,16 @@ from cat_code.agent.providers.chat_stream import ChatStream
 from cat_code.agent.providers.schema import object_schema
 
 if TYPE_CHECKING:
-    import openai
+    import httpx2
+
+    from cat_code.agent.providers.http_api import ApiStatus
 
 logger = logging.getLogger(__name__)
 
 #: Sent as the key to a local server (``OPENAI_BASE_URL`` set, no ``OPENAI_API_KEY``).
 LOCAL_PLACEHOLDER_KEY = "not-needed"
+DEFAULT_BASE_URL = "https://api.openai.com/v1"
+_API = "OpenAI API"
 
 _FINISH_REASONS: dict[str, StopReason] = {
     "stop": "end_turn",
@@ -67,42 +69,42 @@ _FINISH_REASONS: dict[str, StopReason] = {
 _call_ids = itertools.count(1)
 
 
-class OpenAIProvider:
-    """Chat-completions models through ``AsyncOpenAI().chat.completions.create``, streamed."""
+def request_headers(environ: Mapping[str, str] | None = None) -> dict[str, str]:
+    """The headers of every request: the bearer key, organization and project if set."""
+    env = os.environ if environ is None else environ
+    key = env.get("OPENAI_API_KEY") or LOCAL_PLACEHOLDER_KEY
+    headers = {"authorization": f"Bearer {key}", "user-agent": "cat-code"}
+    if organization := env.get("OPENAI_ORG_ID"):
+        headers["openai-organization"] = organization
+    if project := env.get("OPENAI_PROJECT_ID"):
+        headers["openai-project"] = project
+    return headers
 
-    def __init__(self, model: str, *, client: openai.AsyncOpenAI | None = None) -> None:
+
+def completions_url(environ: Mapping[str, str] | None = None) -> str:
+    env = os.environ if environ is None else environ
+    base = (env.get("OPENAI_BASE_URL") or DEFAULT_BASE_URL).rstrip("/")
+    return f"{base}/chat/completions"
+
+
+class OpenAIProvider:
+    """Chat-completions models through ``POST …/chat/completions``, streamed."""
+
+    def __init__(self, model: str, *, client: httpx2.AsyncClient | None = None) -> None:
         self.model = model
         self.name = f"openai:{model}"
-        if client is None:
-            if importlib.util.find_spec("openai") is None:
-                raise ImportError("No module named 'openai'", name="openai")
-            if not os.environ.get("OPENAI_API_KEY") and not os.environ.get("OPENAI_BASE_URL"):
-                raise NoModelConfigured(
-                    f"No model configured: {self.name} needs OPENAI_API_KEY, or OPENAI_BASE_URL "
-                    "for a local server (Ollama, llama.cpp, vLLM)."
-                )
-        self._client = client
-        self._import: asyncio.Future[Any] | None = None
+        if not os.environ.get("OPENAI_API_KEY") and not os.environ.get("OPENAI_BASE_URL"):
+            raise NoModelConfigured(
+                f"No model configured: {self.name} needs OPENAI_API_KEY, or OPENAI_BASE_URL "
+                "for a local server (Ollama, llama.cpp, vLLM)."
+            )
+        self._http = HttpClientSlot(client)
         #: Whether to send ``stream_options`` (off once the server has refused it).
         self._ask_usage = True
 
     async def prepare(self) -> None:
-        """Import the SDK off the event loop; later calls wait for the same import."""
-        if self._import is None:
-            self._import = import_in_background("openai")
-        await asyncio.shield(self._import)
-
-    async def _ready_client(self) -> openai.AsyncOpenAI:
-        if self._client is None:
-            await self.prepare()
-            import openai
-
-            key = os.environ.get("OPENAI_API_KEY") or LOCAL_PLACEHOLDER_KEY
-            try:
-                self._client = openai.AsyncOpenAI(api_key=key, max_retries=0)
-            except openai.OpenAIError as exc:
-                raise ModelError("config", f"OpenAI client: {exc}") from exc
-        return self._client
+        """Build the HTTP client on a thread (it overlaps the servers' start)."""
+        await self._http.get()
 
     async def complete(
         self,
@@ -112,13 +114,19 @@ class OpenAIProvider:
         *,
         on_text: TextSink | None = None,
     ) -> ModelResponse:
+        from cat_code.agent.providers.http_api import (
+            ApiStatus,
+            event_json,
+            post_stream,
+            sse_events,
+        )
+
         params: dict[str, Any] = {"model": self.model, "messages": to_wire(system, messages)}
         if tools:
             params["tools"] = [tool_param(t) for t in tools]
         params["stream"] = True
-        client = await self._ready_client()
-        import openai
-
+        client = await self._http.get()
+        url = completions_url()
         while True:
             if self._ask_usage:
                 params["stream_options"] = {"include_usage": True}
@@ -126,42 +134,33 @@ class OpenAIProvider:
                 params.pop("stream_options", None)
             answer = ChatStream()
             try:
-                stream = await client.chat.completions.create(**params)
-                async with stream:
-                    async for chunk in stream:
+                async with post_stream(client, url, request_headers(), params, _API) as response:
+                    finished = False
+                    async for event in sse_events(response, _API):
+                        # Read on after [DONE] (as the SDK did): the connection stays reusable.
+                        finished = finished or event.data.strip() == "[DONE]"
+                        if finished or not event.data:
+                            continue
+                        chunk = event_json(event, _API)
+                        if chunk.get("error"):
+                            raise _stream_error(chunk["error"])
                         shown = answer.add(chunk)
                         if shown and on_text is not None:
                             on_text(shown)
-            except openai.APIStatusError as exc:
+            except ApiStatus as exc:
                 if self._ask_usage and _refuses_stream_options(exc) and not answer.started:
-                    logger.info("%s does not take stream_options; asking without", client.base_url)
+                    logger.info("%s does not take stream_options; asking without", url)
                     self._ask_usage = False
                     continue
                 raise self._status_error(exc) from exc
-            except openai.APIConnectionError as exc:
-                where = str(client.base_url)
-                if isinstance(exc, openai.APITimeoutError):
-                    raise ModelError("timeout", f"OpenAI API timed out ({where})") from exc
-                cause = exc.__cause__
-                reason = str(cause) if cause is not None and str(cause) else exc.message
-                raise ModelError("network", f"OpenAI API unreachable at {where}: {reason}") from exc
-            except openai.APIError as exc:  # an error event in the middle of the stream
-                raise _stream_error(exc) from exc
-            except openai.OpenAIError as exc:
-                raise ModelError("other", f"OpenAI API: {exc}") from exc
             return from_stream(answer)
 
     async def close(self) -> None:
-        if self._client is not None:
-            await self._client.close()
+        await self._http.close()
 
-    def _status_error(self, exc: openai.APIStatusError) -> ModelError:
-        status = exc.status_code
+    def _status_error(self, exc: ApiStatus) -> ModelError:
+        status = exc.status
         kind = status_kind(status)
-        body = exc.body
-        detail = body.get("message") if isinstance(body, dict) else None
-        if not isinstance(detail, str) or not detail:
-            detail = exc.message
         hint = ""
         if kind == "auth":
             hint = " — check OPENAI_API_KEY"
@@ -169,9 +168,9 @@ class OpenAIProvider:
             hint = f" — is the model name {self.model!r} right?"
         return ModelError(
             kind,
-            f"OpenAI API {describe_status(kind)} ({status}): {detail}{hint}",
+            f"{_API} {describe_status(kind)} ({status}): {exc.detail()}{hint}",
             status=status,
-            retry_after=retry_after_seconds(exc.response.headers),
+            retry_after=retry_after_seconds(exc.headers),
         )
 
 
@@ -233,8 +232,8 @@ def from_stream(answer: ChatStream) -> ModelResponse:
     )
 
 
-def _refuses_stream_options(exc: openai.APIStatusError) -> bool:
-    return exc.status_code in (400, 422) and "stream_options" in str(exc)
+def _refuses_stream_options(exc: ApiStatus) -> bool:
+    return exc.status in (400, 422) and "stream_options" in exc.text
 
 
 #: Error types a server may name in a mid-stream error event, and what they mean.
@@ -249,13 +248,16 @@ _STREAM_ERROR_KINDS: dict[str, ErrorKind] = {
 }
 
 
-def _stream_error(exc: openai.APIError) -> ModelError:
-    body = exc.body if isinstance(exc.body, dict) else {}
+def _stream_error(error: Any) -> ModelError:
+    body = error if isinstance(error, dict) else {}
     names = [str(body.get(key) or "") for key in ("type", "code")]
     kind: ErrorKind = next(
         (_STREAM_ERROR_KINDS[name] for name in names if name in _STREAM_ERROR_KINDS), "other"
     )
-    return ModelError(kind, f"OpenAI API {describe_status(kind)} mid-answer: {exc.message}")
+    message = body.get("message")
+    if not isinstance(message, str) or not message:
+        message = "An error occurred during streaming"
+    return ModelError(kind, f"{_API} {describe_status(kind)} mid-answer: {message}")
 
 
 def _tool_call(call_id: str, name: str, raw_arguments: str | None) -> ToolCall:

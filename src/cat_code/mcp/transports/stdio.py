@@ -11,8 +11,8 @@ logged and skipped; stderr is always drained into a bounded tail. When the child
 or a stdout line grows past ``max_message_bytes`` without a newline (`MessageTooLarge`,
 and the child is closed), every waiter fails at once and ``on_close`` hears why, once.
 
-Close: stdin EOF, grace, SIGTERM to the group, grace, SIGKILL (``hurry`` skips the
-graces) — nothing in the group outlives `close`. A group is watched with the cheap
+Close: stdin EOF, 0.1 s grace, SIGTERM to the group, 2 s grace, SIGKILL (``hurry`` skips
+the graces) — nothing in the group outlives `close`. A group is watched with the cheap
 ``killpg(pgid, 0)`` on the loop, backing off; only one it still finds is scanned in /proc,
 on a thread, to tell zombies (a container init may not reap) from the living. Every group
 started here stays in a module registry until seen gone: a cancelled close SIGKILLs it at
@@ -67,8 +67,10 @@ logger = logging.getLogger(__name__)
 INHERITED_ENV_VARS = (
     "HOME", "LOGNAME", "PATH", "SHELL", "TERM", "USER", "LANG", "LC_ALL", "TMPDIR", "TZ",
 )  # fmt: skip
-#: A well-behaved server exits on stdin EOF; give it this long before signalling.
-STDIN_CLOSE_GRACE_S = 2.0
+#: A well-behaved server exits on stdin EOF, within milliseconds; one that has not after
+#: this long is one that ignores EOF (many Node servers do), and it gets SIGTERM. Short,
+#: because a finished command would otherwise sit this long on every such server.
+STDIN_CLOSE_GRACE_S = 0.1
 #: After SIGTERM, time for the group to clean up before SIGKILL.
 TERMINATE_GRACE_S = 2.0
 #: After SIGKILL, how long to wait for the kernel to finish the group off.
