@@ -12,7 +12,6 @@ floor that a layers contract cannot see.
 from __future__ import annotations
 
 import grimp
-import pytest
 
 
 def _import_graph() -> grimp.ImportGraph:
@@ -91,11 +90,6 @@ def test_the_cycle_finder_names_a_cycle_and_ignores_a_chain() -> None:
     assert "pkg.c -> pkg.a (l.3)" in _describe(graph, ["pkg.a", "pkg.b", "pkg.c"])
 
 
-# Cycles outside cat_code.mcp remain while the floors settle (issue 16): at the time of
-# writing, cat_code.agent.providers <-> .anthropic / .openai (the package's create_provider
-# imports its own submodules inside a function, and they import the package). The lead
-# removes this mark once they are gone; strict=False so the fix does not fail the suite.
-@pytest.mark.xfail(strict=False, reason="import cycles outside cat_code.mcp remain (issue 16)")
 def test_no_module_of_cat_code_is_part_of_an_import_cycle() -> None:
     graph = _import_graph()
     cycles = _cycles(graph)

@@ -15,10 +15,13 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 
 from cat_code.agent.providers.base import (
+    HOW_TO_CONFIGURE,
     AssistantMessage,
     Message,
     ModelError,
     ModelResponse,
+    ModelSpecError,
+    NoModelConfigured,
     Provider,
     RetryPolicy,
     ToolCall,
@@ -32,18 +35,6 @@ PROVIDERS = ("anthropic", "openai")
 DEFAULT_MODELS = {"anthropic": "claude-sonnet-5-5", "openai": "gpt-5.5"}
 DEFAULT_MODEL = f"anthropic:{DEFAULT_MODELS['anthropic']}"
 MODEL_ENV = "CAT_CODE_MODEL"
-
-HOW_TO_CONFIGURE = (
-    "set ANTHROPIC_API_KEY, or OPENAI_API_KEY / OPENAI_BASE_URL with --model openai:<name>"
-)
-
-
-class ModelSpecError(ValueError):
-    """``--model`` / ``$CAT_CODE_MODEL`` does not name a model we can use."""
-
-
-class NoModelConfigured(Exception):
-    """The chosen provider has no credentials; the text says what to set."""
 
 
 @dataclass(frozen=True, slots=True)

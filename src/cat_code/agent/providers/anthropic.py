@@ -26,14 +26,15 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
-from cat_code.agent.providers import HOW_TO_CONFIGURE, NoModelConfigured
 from cat_code.agent.providers.base import (
+    HOW_TO_CONFIGURE,
     AssistantMessage,
     ErrorKind,
     HttpClientSlot,
     Message,
     ModelError,
     ModelResponse,
+    NoModelConfigured,
     StopReason,
     TextSink,
     ToolCall,

@@ -378,7 +378,28 @@ class HttpClientSlot:
             await client.aclose()
 
 
-def _new_client() -> httpx2.AsyncClient:
-    from cat_code.agent.providers.http_api import new_client
+#: The model APIs' client timeouts (seconds): long answers may take minutes; a host that
+#: does not answer the TCP connect within 5 s is down (and the retry policy tries again).
+API_READ_TIMEOUT_S = 600.0
+API_CONNECT_TIMEOUT_S = 5.0
 
-    return new_client()
+
+def _new_client() -> httpx2.AsyncClient:
+    import httpx2  # on the provider's thread: off the critical path
+
+    return httpx2.AsyncClient(
+        timeout=httpx2.Timeout(API_READ_TIMEOUT_S, connect=API_CONNECT_TIMEOUT_S)
+    )
+
+
+HOW_TO_CONFIGURE = (
+    "set ANTHROPIC_API_KEY, or OPENAI_API_KEY / OPENAI_BASE_URL with --model openai:<name>"
+)
+
+
+class ModelSpecError(ValueError):
+    """``--model`` / ``$CAT_CODE_MODEL`` does not name a model we can use."""
+
+
+class NoModelConfigured(Exception):
+    """The chosen provider has no credentials; the text says what to set."""

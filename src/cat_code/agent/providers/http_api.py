@@ -23,9 +23,6 @@ from cat_code.agent.providers.base import ModelError
 
 logger = logging.getLogger(__name__)
 
-#: The SDKs' defaults: long answers may take minutes; a host that does not answer the
-#: TCP connect within 5 s is down (and the retry policy tries again).
-TIMEOUT = httpx2.Timeout(600.0, connect=5.0)
 #: The most of an error body quoted to the user.
 ERROR_EXCERPT_CHARS = 500
 
@@ -54,10 +51,6 @@ class ApiStatus(Exception):
         if isinstance(message, str) and message:
             return message
         return self.text[:ERROR_EXCERPT_CHARS] or f"HTTP {self.status}"
-
-
-def new_client() -> httpx2.AsyncClient:
-    return httpx2.AsyncClient(timeout=TIMEOUT)
 
 
 @contextlib.asynccontextmanager
@@ -126,4 +119,4 @@ def _origin(url: str) -> str:
     return str(parsed.copy_with(path="/", query=None, fragment=None)).rstrip("/")
 
 
-__all__ = ["TIMEOUT", "ApiStatus", "event_json", "new_client", "post_stream", "sse_events"]
+__all__ = ["ApiStatus", "event_json", "post_stream", "sse_events"]

@@ -24,7 +24,6 @@ import os
 from collections.abc import Mapping, Sequence
 from typing import TYPE_CHECKING, Any
 
-from cat_code.agent.providers import NoModelConfigured
 from cat_code.agent.providers.base import (
     AssistantMessage,
     ErrorKind,
@@ -32,6 +31,7 @@ from cat_code.agent.providers.base import (
     Message,
     ModelError,
     ModelResponse,
+    NoModelConfigured,
     StopReason,
     TextSink,
     ToolCall,
