@@ -117,7 +117,7 @@ class Skill:
 
     def file_uri(self, path: str) -> str:
         """The uri of ``path`` (relative to the skill, or a full uri) inside the skill."""
-        if path.startswith(self.directory + "/") or path == self.uri:
+        if "://" in path:  # a full uri: inside the skill or not, as it says
             return path
         return f"{self.directory}/{path.lstrip('/')}"
 
