@@ -11,6 +11,9 @@ Every ``auth/*`` scenario runs through `McpAuth` (the OAuth flow the command lin
 with a `MemoryTokenStore` and a headless `Authorizer` that GETs the authorization URL
 without following its redirect and hands the ``Location``'s query back; credentials come
 from ``MCP_CONFORMANCE_CONTEXT``. It then lists the tools and calls the first one.
+The ``sep-2640-client-*`` scenarios declare the skills extension: one only lists the skills
+(no file may be read), the others load the listed skill, which the mock has tampered with,
+and succeed when cat-code refuses it.
 """
 
 from __future__ import annotations
@@ -30,6 +33,7 @@ from cat_code.mcp.auth import AuthorizationResponse, OAuthSettings
 from cat_code.mcp.auth.provider import McpAuth
 from cat_code.mcp.auth.store import MemoryTokenStore
 from cat_code.mcp.client import McpClient
+from cat_code.mcp.skills import SkillRefused
 from cat_code.mcp.transports.http import StreamableHttpTransport
 
 logger = logging.getLogger("conformance")
@@ -165,6 +169,28 @@ async def request_state(client: McpClient) -> None:
         _expect_success(await client.call_tool(name, {}))
 
 
+async def list_skills(client: McpClient) -> None:
+    """``sep-2640-client-no-prefetch``: list the skills as a host does, load none."""
+    for skill in await client.list_skills():
+        logger.info("skill %s: %s (%s)", skill.name, skill.description, skill.uri)
+
+
+async def load_first_skill(client: McpClient) -> None:
+    """``sep-2640-client-verify-*``: load the listed skill as the model would, then read
+    its other files; the tampered SKILL.md must be refused before any of those is read."""
+    skills = await client.list_skills()
+    if not skills:
+        raise RuntimeError("the server listed no skill")
+    try:
+        loaded = await client.load_skill(skills[0])
+    except SkillRefused as exc:
+        logger.info("refused, as it must be: %s (check %s)", exc, exc.check.value)
+        return
+    for file in loaded.skill.supporting_files():
+        await client.read_skill_file(loaded.skill, file.uri)
+    raise RuntimeError(f"skill {loaded.skill.name} passed verification; it was tampered with")
+
+
 SCENARIOS: dict[str, Callable[[McpClient], Awaitable[None]]] = {
     "initialize": initialize,
     "tools_call": tools_call,
@@ -178,6 +204,11 @@ SCENARIOS: dict[str, Callable[[McpClient], Awaitable[None]]] = {
     "json-schema-ref-no-deref": initialize,
     "json-schema-2020-12-preservation": echo_schema,
     "sep-2322-client-request-state": request_state,
+    # the skills extension (SEP-2640)
+    "sep-2640-client-no-prefetch": list_skills,
+    "sep-2640-client-verify-digest": load_first_skill,
+    "sep-2640-client-verify-size": load_first_skill,
+    "sep-2640-client-verify-frontmatter": load_first_skill,
 }
 #: Scenarios whose server asks for input: the form is accepted with its defaults.
 ELICITING = {"elicitation-sep1034-client-defaults", "sep-2322-client-request-state"}
@@ -199,6 +230,7 @@ async def run(scenario: str, url: str) -> None:
         StreamableHttpTransport(url, name=scenario, auth=auth),
         name=scenario,
         elicitation_handler=accept_with_defaults if scenario in ELICITING else None,
+        skills=scenario.startswith("sep-2640-"),
     )
     try:
         async with asyncio.timeout(OVERALL_TIMEOUT_S):

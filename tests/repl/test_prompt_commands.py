@@ -27,6 +27,7 @@ from cat_code.repl.mentions import (
 from cat_code.repl.prompt_commands import (
     ListPrompts,
     ListResources,
+    ListSkills,
     RunPrompt,
     complete_argument,
     get_prompt,
@@ -109,6 +110,11 @@ async def test_mcp_resources_and_prompts_are_actions_and_unknown_servers_are_nam
     assert handle_command("/mcp resources ghost", ctx) == Show(
         "no MCP server named 'ghost' (configured: notes)", "error"
     )
+    assert handle_command("/mcp skills", ctx) == ListSkills(None)
+    assert handle_command("/mcp skills notes", ctx) == ListSkills("notes")
+    assert handle_command("/mcp skills ghost", ctx).kind == "error"  # type: ignore[union-attr]
+    assert complete("/mcp sk", ctx) == ["skills"]
+    assert complete("/mcp skills no", ctx) == ["notes"]
 
 
 async def test_a_prompt_is_got_as_conversation_messages(pool: McpPool) -> None:

@@ -2,8 +2,9 @@
 
 The one place that builds the parts: the model provider, the tool registry with the
 built-in tools (`builtin_tool_list`), the permission rules and `Permissions`, the roots
-(the working directory and ``--add-dir``), the MCP pool with its resource tools, and
-the `Agent`. The front ends keep what differs between them: their events (printing), their
+(the working directory and ``--add-dir``), the MCP pool with its resource tools (and
+``load_mcp_skill`` when a server lists skills, which the system prompt names), and the
+`Agent`. The front ends keep what differs between them: their events (printing), their
 asker and elicitation handler, and what they say. The registry is built first and never
 replaced: MCP tools join it once the pool has connected (`Session.connect`), so an agent
 made before that sees them. Building a session starts nothing; `open_pool` reaps what a
@@ -127,12 +128,14 @@ class Session:
     async def connect(self) -> None:
         """Connect every server, then register the resource tools and the servers' tools."""
         from cat_code.host.resource_tools import resource_tools
+        from cat_code.host.skill_tools import skill_tools
 
         pool = self.pool
         assert pool is not None, "open_pool first"
         await pool.connect_all()
+        await pool.skills()  # named in the system prompt; no skill's file is read
         try:
-            for tool in resource_tools(pool, self.permissions.denies_server):
+            for tool in [*resource_tools(pool, self.permissions.denies_server), *skill_tools(pool)]:
                 self.registry.register(tool)
             pool.register_into(self.registry)
         except DuplicateToolError as exc:
@@ -140,9 +143,16 @@ class Session:
 
     def system_prompt(self) -> str:
         """Read afresh for every model request: the servers' instructions may change."""
+        from cat_code.host.skill_tools import skill_summaries
+
         instructions = self.pool.instructions() if self.pool is not None else {}
+        skills = skill_summaries(self.pool.known_skills()) if self.pool is not None else ""
         return build_system_prompt(
-            Path.cwd(), instructions, memory=self.memory, append=self.append_system_prompt
+            Path.cwd(),
+            instructions,
+            memory=self.memory,
+            append=self.append_system_prompt,
+            skills=skills,
         )
 
 

@@ -1,5 +1,6 @@
 """The system prompt: who the agent is, where it works, how to use its file tools, the
-memory files (AGENTS.md), what each MCP server says, and the user's ``--append-system-prompt``.
+memory files (AGENTS.md), what each MCP server says, the skills the servers offer (named,
+not loaded), and the user's ``--append-system-prompt``.
 
 Servers may send ``instructions`` (at ``initialize`` in the handshake era, in
 ``server/discover`` in the 2026-07-28 era); they are appended, each cut to
@@ -48,9 +49,11 @@ def build_system_prompt(
     *,
     memory: Sequence[MemoryFile] = (),
     append: str | None = None,
+    skills: str = "",
 ) -> str:
     """The system prompt for ``cwd``: the memory files (each with its path), each server's
-    instructions (server → text), then ``append`` (``--append-system-prompt``)."""
+    instructions (server → text), the servers' ``skills`` (a block naming each skill and
+    what it is for), then ``append`` (``--append-system-prompt``)."""
     text = BASE_PROMPT.format(cwd=cwd, platform=f"{platform.system()} {platform.release()}")
     for memory_file in memory:
         if memory_file.text.strip():
@@ -66,6 +69,8 @@ def build_system_prompt(
         if len(note) > MAX_INSTRUCTIONS_CHARS:
             note = note[:MAX_INSTRUCTIONS_CHARS] + " …[cut]"
         text += f"\n\nInstructions from MCP server '{server}':\n{note}"
+    if skills:
+        text += f"\n\n{skills}"
     if append and append.strip():
         text += f"\n\n{append.strip()}"
     return text

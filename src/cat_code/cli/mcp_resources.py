@@ -1,4 +1,4 @@
-"""``cat-code mcp resources | read | prompts``: the servers' resources and prompts from the shell.
+"""``cat-code mcp resources | read | prompts | skills``: what the servers offer, from the shell.
 
 Like the other ``mcp`` commands, each connects only the servers it needs, works, and
 closes them on every path (signals included, `cat_code.host.shutdown`). Exit codes: 0 on
@@ -7,7 +7,8 @@ unknown server, named with those configured). ``read`` writes a resource as it i
 (with a final newline added if it lacks one), a blob's decoded bytes, exact, when stdout
 is not a terminal (on a terminal it says the type and size instead, and how to save it,
 and text is shown through `safe_text`: control characters escaped);
-``--json`` prints the wire contents.
+``--json`` prints the wire contents. ``skills`` lists the skills (SEP-2640) and reads
+none of their files; ``--json`` prints each entry as listed, with its server.
 """
 
 from __future__ import annotations
@@ -26,15 +27,15 @@ from cat_code.host.resource_tools import read_failure
 from cat_code.host.safe_text import safe_json, safe_text
 from cat_code.host.server import ServerState
 from cat_code.host.shutdown import run_until_signal
-from cat_code.host.status import format_prompts, format_resources
+from cat_code.host.status import format_prompts, format_resources, format_skills
 from cat_code.mcp.resources import blob_bytes, contents_text, decoded_text, describe_blob
 from cat_code.mcp.roots import Roots
 
-COMMANDS = ("resources", "read", "prompts")
+COMMANDS = ("resources", "read", "prompts", "skills")
 
 
 def run_resource_command(args: argparse.Namespace, config: McpConfig, roots: Roots) -> int:
-    """``mcp resources``, ``mcp read`` or ``mcp prompts``, by ``args.mcp_command``."""
+    """``mcp resources``, ``read``, ``prompts`` or ``skills``, by ``args.mcp_command``."""
     server: str | None = args.server
     if server is not None and server not in config.names:
         known = ", ".join(config.names) or "none"
@@ -52,6 +53,8 @@ async def _run(args: argparse.Namespace, config: McpConfig, roots: Roots) -> int
             return await _resources(pool, as_json=args.json)
         if command == "read":
             return await _read(pool, server, args.uri, as_json=args.json)
+        if command == "skills":
+            return await _skills(pool, as_json=args.json)
         return await _prompts(pool, as_json=args.json)
 
     return await run_until_signal(pool, work)
@@ -144,6 +147,21 @@ async def _prompts(pool: McpPool, *, as_json: bool) -> int:
         print_line(safe_json(listed))
     else:
         print_line(format_prompts([(commands.get(id(p), ""), p) for _, p in prompts.items]))
+    return EXIT_FAILED if failed else EXIT_OK
+
+
+# -- skills ------------------------------------------------------------------------------
+
+
+async def _skills(pool: McpPool, *, as_json: bool) -> int:
+    await pool.connect_all()
+    failed = _connect_failures(pool)
+    skills = await pool.skills(None)
+    failed += _listing_failures(skills)
+    if as_json:
+        print_line(safe_json([{"server": s, **skill.entry} for s, skill in skills.items]))
+    else:
+        print_line(format_skills(skills.items))
     return EXIT_FAILED if failed else EXIT_OK
 
 

@@ -72,7 +72,7 @@ def run_mcp_command(args: argparse.Namespace) -> int:
         return asyncio.run(_login(config, args.server, no_browser=args.no_browser))
     if command == "logout":
         return asyncio.run(_logout(config, args.server))
-    if command in ("resources", "read", "prompts"):
+    if command in ("resources", "read", "prompts", "skills"):
         from cat_code.cli.mcp_resources import run_resource_command
 
         return run_resource_command(args, config, roots)

@@ -32,6 +32,7 @@ examples:
   cat-code mcp resources                  list every server's resources and templates
   cat-code mcp read docs file:///a.md     print one resource (binary: redirect to a file)
   cat-code mcp prompts                    list every prompt and its REPL command
+  cat-code mcp skills                     list every server's skills (none of their files read)
   cat-code                                start the REPL (/help lists its commands)
   cat-code -p "summarise README.md"       run the agent once (needs a model API key)
 
@@ -342,6 +343,19 @@ def build_parser() -> argparse.ArgumentParser:
     _add_common(prompts_cmd, level=2)
     prompts_cmd.add_argument("server", nargs="?", metavar="SERVER", help="only this server")
     prompts_cmd.add_argument("--json", action="store_true", help="print a JSON array")
+    skills_cmd = mcp_commands.add_parser(
+        "skills", help="list the skills of every server (or of one)",
+        description="List the skills (SEP-2640) of every connected server, or of SERVER: "
+        "name, files and description. No skill's file is read. Exit 0 on success, 1 when a "
+        "server failed, 2 for an unknown SERVER.",
+    )  # fmt: skip
+    _add_common(skills_cmd, level=2)
+    skills_cmd.add_argument("server", nargs="?", metavar="SERVER", help="only this server")
+    skills_cmd.add_argument(
+        "--json", action="store_true",
+        help="print a JSON array of the entries as listed (uri, frontmatter, resources), "
+        "each with its server",
+    )  # fmt: skip
     return parser
 
 

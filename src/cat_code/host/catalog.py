@@ -1,5 +1,5 @@
-"""What the connected servers offer besides tools — resources, templates, prompts — across
-servers, each entry with the name of the server it came from.
+"""What the connected servers offer besides tools — resources, templates, prompts,
+skills — across servers, each entry with the name of the server it came from.
 
 `gather` asks every chosen server at once; a server that fails its listing does not hide
 the others (its reason is kept in ``failures``), and a server that does not declare the
@@ -33,6 +33,25 @@ class UnknownServer(McpClientError):
         self.name = name
 
 
+class UnknownSkill(McpClientError):
+    """A server has no skill of this name (``candidates``: the names it has), or several
+    (``ambiguous``; ``candidates``: their uris, one of which names it)."""
+
+    def __init__(
+        self, server: str, name: str, candidates: Sequence[str], *, ambiguous: bool = False
+    ) -> None:
+        listed = ", ".join(candidates) or "none"
+        if ambiguous:
+            why = f"several skills are named {name!r}; name one by its uri: {listed}"
+        else:
+            why = f"no skill named {name!r} (its skills: {listed})"
+        super().__init__(f"MCP server '{server}': {why}")
+        self.server = server
+        self.name = name
+        self.candidates = list(candidates)
+        self.ambiguous = ambiguous
+
+
 @dataclass(slots=True)
 class Gathered(Generic[T]):
     """One listing across servers: ``(server, entry)`` pairs in server order, and why each
@@ -58,4 +77,4 @@ async def gather(
     return gathered
 
 
-__all__ = ["Gathered", "UnknownServer", "gather"]
+__all__ = ["Gathered", "UnknownServer", "UnknownSkill", "gather"]

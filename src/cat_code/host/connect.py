@@ -152,6 +152,7 @@ def build_client(
         protocol_version=config.protocol_version,
         era_memory=era_memory,
         roots=roots,
+        skills=True,
     )
 
 

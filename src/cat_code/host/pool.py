@@ -21,7 +21,7 @@ import logging
 from collections.abc import Coroutine
 from typing import TYPE_CHECKING, Any, TypeVar
 
-from cat_code.host.catalog import Gathered, UnknownServer, gather
+from cat_code.host.catalog import Gathered, UnknownServer, UnknownSkill, gather
 from cat_code.host.config.load import BrokenServer, McpConfig, ServerConfig, WaitingServer
 from cat_code.host.connect import (
     AuthFactory,
@@ -38,6 +38,7 @@ from cat_code.host.tool_filter import select_tools
 from cat_code.mcp.errors import TransportClosed
 from cat_code.mcp.roots import Roots
 from cat_code.mcp.session.detect import ERAS_FILE, EraMemory
+from cat_code.mcp.skills import LoadedSkill, Skill, VerifiedFile
 from cat_code.mcp.wire import (
     Completion,
     CompletionReference,
@@ -296,6 +297,35 @@ class McpPool:
     def known_prompts(self) -> list[tuple[str, Prompt]]:
         """Every connected server's prompts as last listed (no request)."""
         return [(s.name, p) for s in self.connected() for p in s.cached_prompts()]
+
+    async def skills(self, server: str | None = None) -> Gathered[Skill]:
+        """Every connected server's skills (listed, never read: see `cat_code.mcp.skills`)."""
+        return await gather(self.connected(server), lambda s: s.list_skills())
+
+    def known_skills(self) -> list[tuple[str, Skill]]:
+        """Every connected server's skills as last listed (no request)."""
+        return [(s.name, k) for s in self.connected() for k in s.cached_skills()]
+
+    async def find_skill(self, server: str, name: str) -> Skill:
+        """``server``'s skill named ``name`` (or whose uri it is), as listed now;
+        `UnknownSkill` when there is none, or more than one of that name."""
+        listed = await (await self._with_resources(server))[0].list_skills()
+        found = [k for k in listed if name in (k.name, k.uri)]
+        if not found:
+            raise UnknownSkill(server, name, [k.name for k in listed])
+        if len(found) > 1:
+            raise UnknownSkill(server, name, [k.uri for k in found], ambiguous=True)
+        return found[0]
+
+    async def load_skill(self, server: str, name: str) -> LoadedSkill:
+        """Find, read and verify one skill's ``SKILL.md`` (`SkillRefused` when it fails)."""
+        skill = await self.find_skill(server, name)
+        return await self.connected(server)[0].load_skill(skill)
+
+    async def read_skill_file(self, server: str, name: str, path: str) -> VerifiedFile:
+        """One file of a skill (a path inside it), read and verified."""
+        skill = await self.find_skill(server, name)
+        return await self.connected(server)[0].read_skill_file(skill, path)
 
     async def read_resource(self, server: str, uri: str) -> ReadResourceResult:
         return await (await self._with_resources(server))[0].read_resource(uri)

@@ -31,6 +31,7 @@ from cat_code.host.restarts import RestartBudget, RestartPolicy
 from cat_code.host.tool_adapter import McpTool
 from cat_code.mcp.client import McpClient
 from cat_code.mcp.errors import ConnectError, McpClientError, TransportClosed, describe_error
+from cat_code.mcp.skills import LoadedSkill, Skill, VerifiedFile
 from cat_code.mcp.wire import (
     CallToolResult,
     Completion,
@@ -539,6 +540,22 @@ class McpServer:
         if client is None or not self.offers("prompts"):
             return []
         return client.cached_prompts() or []
+
+    async def list_skills(self) -> list[Skill]:
+        return await self._connected().list_skills()
+
+    def cached_skills(self) -> list[Skill]:
+        """The skills as last listed (no request; [] when not listed or not connected)."""
+        client = self._client
+        if client is None or self._state is not ServerState.CONNECTED:
+            return []
+        return client.cached_skills() or []
+
+    async def load_skill(self, skill: Skill) -> LoadedSkill:
+        return await (await self._reachable()).load_skill(skill)
+
+    async def read_skill_file(self, skill: Skill, path: str) -> VerifiedFile:
+        return await (await self._reachable()).read_skill_file(skill, path)
 
     async def get_prompt(self, name: str, arguments: dict[str, str]) -> GetPromptResult:
         return await self._connected().get_prompt(name, arguments)

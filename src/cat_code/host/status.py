@@ -1,4 +1,5 @@
-"""What the shell and the REPL say about servers, tools, resources and prompts: one text each.
+"""What the shell and the REPL say about servers, tools, resources, prompts and skills: one
+text each.
 
 Both front ends print these blocks (`cat-code mcp list` and ``/mcp``, `mcp tools` and
 ``/mcp tools``, ...), so their wording can never drift apart. Pure functions of status
@@ -19,6 +20,7 @@ from cat_code.host.pool import McpPool
 from cat_code.host.prompts import usage
 from cat_code.host.safe_text import safe_line
 from cat_code.host.server import ServerState, ServerStatus
+from cat_code.mcp.skills import Skill
 from cat_code.mcp.wire import Prompt, Resource, ResourceTemplate
 
 
@@ -154,6 +156,26 @@ def _rows(rows: list[tuple[str, str, str, str]]) -> list[str]:
         line = f"  {server.ljust(widths[0])}  {uri.ljust(widths[1])}  {name.ljust(widths[2])}"
         out.append(f"{line}  {mime}".rstrip())
     return out
+
+
+def format_skills(skills: list[tuple[str, Skill]]) -> str:
+    """The ``MCP skills:`` block: server, name, how many files, what the skill is for (a
+    listing only: no skill's file is read for it)."""
+    if not skills:
+        return "MCP skills: none"
+    rows = []
+    for server, skill in skills:
+        files = "dynamic" if skill.files is None else f"{len(skill.files)} files"
+        about = " ".join(skill.description.split())
+        if len(about) > 90:
+            about = about[:89] + "…"
+        rows.append((safe_line(server), safe_line(skill.name), files, safe_line(about)))
+    widths = [max(len(row[i]) for row in rows) for i in range(3)]
+    lines = ["MCP skills (the model loads one with load_mcp_skill when a task needs it):"]
+    for row in rows:
+        cells = [cell.ljust(width) for cell, width in zip(row, widths, strict=False)]
+        lines.append(f"  {'  '.join(cells)}  {row[3]}".rstrip())
+    return "\n".join(lines)
 
 
 def format_prompts(prompts: list[tuple[str, Prompt]]) -> str:

@@ -54,6 +54,15 @@ from cat_code.mcp.session.modern import (
     StatelessSession,
     result_type,
 )
+from cat_code.mcp.skills import (
+    SKILLS_EXTENSION,
+    LoadedSkill,
+    Skill,
+    VerifiedFile,
+    load_skill,
+    read_skill_file,
+    valid_skill,
+)
 from cat_code.mcp.transports.base import JsonObject, RequestContext, Transport
 from cat_code.mcp.wire import (
     CallToolResult,
@@ -119,8 +128,11 @@ class McpClient:
         protocol_version: str | None = None,
         era_memory: EraMemory | None = None,
         roots: Roots | None = None,
+        skills: bool = False,
     ) -> None:
         self._transport = transport
+        #: Whether ``io.modelcontextprotocol/skills`` is declared (`list_skills` and co).
+        self.skills = skills
         #: The folders offered to the server (declared as the ``roots`` capability).
         self.roots = roots
         self._unsubscribe_roots = roots.subscribe(self._roots_changed) if roots else None
@@ -197,6 +209,9 @@ class McpClient:
             capabilities["roots"] = {"listChanged": True}
         if self.elicitation_handler is not None:
             capabilities["elicitation"] = {"form": {}}
+        if self.skills:
+            extensions = capabilities.setdefault("extensions", {})
+            extensions[SKILLS_EXTENSION] = {}
         return capabilities
 
     async def connect(self, timeout: float | None = None) -> None:
@@ -684,6 +699,47 @@ class McpClient:
             params["context"] = {"arguments": dict(context)}
         return valid_completion(await self.request("completion/complete", params, timeout=timeout))
 
+    # -- skills (io.modelcontextprotocol/skills, `cat_code.mcp.skills`) -------------------
+
+    def offers_extension(self, extension: str) -> bool:
+        """Whether the server declared ``extension`` in ``capabilities.extensions``."""
+        extensions = self.server_capabilities.get("extensions")
+        return isinstance(extensions, dict) and extension in extensions
+
+    def _offers_skills(self) -> bool:
+        return self.skills and self.offers_extension(SKILLS_EXTENSION)
+
+    async def list_skills(self, *, refresh: bool = False) -> list[Skill]:
+        """Every skill over every page ([] with no request unless both sides declared the
+        extension); no file of any skill is read."""
+        if not self._offers_skills():
+            return []
+        return cast(list[Skill], await self._listing("skills/list", refresh))
+
+    def cached_skills(self) -> list[Skill] | None:
+        """The skills as last listed (no request; None when never listed)."""
+        if not self._offers_skills():
+            return []
+        return cast("list[Skill] | None", self._listings["skills/list"].items)
+
+    async def load_skill(self, skill: Skill, *, timeout: float | None = None) -> LoadedSkill:
+        """Read the skill's ``SKILL.md`` and verify it; `SkillRefused` when it fails."""
+
+        async def read(uri: str) -> ReadResourceResult:
+            return await self.read_resource(uri, timeout=timeout)
+
+        return await load_skill(self.name, skill, read)
+
+    async def read_skill_file(
+        self, skill: Skill, path: str, *, timeout: float | None = None
+    ) -> VerifiedFile:
+        """One file of the skill (a path inside it), read and verified."""
+
+        async def read(uri: str) -> ReadResourceResult:
+            return await self.read_resource(uri, timeout=timeout)
+
+        return await read_skill_file(self.name, skill, path, read)
+
     async def _listing(self, method: str, refresh: bool) -> list[Any]:
         """A cached paged list (`list_tools`'s rules: a change mid-listing re-lists)."""
         listing = self._listings[method]
@@ -923,6 +979,7 @@ _LISTED: dict[str, tuple[str, Callable[[Any, str], Any]]] = {
     "resources/list": ("resources", valid_resource),
     "resources/templates/list": ("resourceTemplates", valid_template),
     "prompts/list": ("prompts", valid_prompt),
+    "skills/list": ("skills", valid_skill),
 }
 
 

@@ -81,7 +81,7 @@ from cat_code.repl.mentions import (
     find_mentions,
     mention_word,
 )
-from cat_code.repl.prompt_commands import ListPrompts, ListResources, RunPrompt
+from cat_code.repl.prompt_commands import ListPrompts, ListResources, ListSkills, RunPrompt
 from cat_code.repl.render import (
     ConsoleLogHandler,
     TurnView,
@@ -352,7 +352,7 @@ class Repl:
     async def _perform(self, action: Action) -> None:
         if isinstance(action, AddDir | RemoveRule):
             self._change_settings(action)
-        elif isinstance(action, ListResources | ListPrompts | RunPrompt):
+        elif isinstance(action, ListResources | ListPrompts | ListSkills | RunPrompt):
             await self._offering(action)
         elif isinstance(action, Exit):
             return
@@ -468,9 +468,9 @@ class Repl:
             self.console.print(note_line("(the answer was cut off at the output token limit)"))
         self.console.print()
 
-    async def _offering(self, action: ListResources | ListPrompts | RunPrompt) -> None:
-        """``/mcp resources``, ``/mcp prompts`` and the prompt commands."""
-        from cat_code.host.status import format_prompts, format_resources
+    async def _offering(self, action: ListResources | ListPrompts | ListSkills | RunPrompt) -> None:
+        """``/mcp resources``, ``/mcp prompts``, ``/mcp skills`` and the prompt commands."""
+        from cat_code.host.status import format_prompts, format_resources, format_skills
 
         pool = self.pool
         if pool is None or not await self._wait_for_mcp():
@@ -483,6 +483,12 @@ class Repl:
                     return
                 self.console.print(Text(format_resources(resources.items, templates.items)))
                 failures = {**resources.failures, **templates.failures}
+            elif isinstance(action, ListSkills):
+                skills = await self._in_foreground(pool.skills(action.server))
+                if isinstance(skills, _Cancelled):
+                    return
+                self.console.print(Text(format_skills(skills.items)))
+                failures = skills.failures
             elif isinstance(action, ListPrompts):
                 prompts = await self._in_foreground(pool.prompts(action.server))
                 if isinstance(prompts, _Cancelled):

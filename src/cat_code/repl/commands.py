@@ -24,7 +24,7 @@ from typing import TYPE_CHECKING, Literal
 from cat_code.host.config.load import Scope
 from cat_code.host.server import ServerState
 from cat_code.repl import prompt_commands
-from cat_code.repl.prompt_commands import ListPrompts, ListResources, RunPrompt
+from cat_code.repl.prompt_commands import ListPrompts, ListResources, ListSkills, RunPrompt
 from cat_code.tools.registry import ToolRegistry
 
 if TYPE_CHECKING:
@@ -120,6 +120,7 @@ Action = (
     | ClearConversation
     | Exit
     | ListResources
+    | ListSkills
     | ListPrompts
     | RunPrompt
     | AddDir
@@ -160,6 +161,7 @@ COMMANDS: dict[str, tuple[str, str]] = {
                   '{"text": "hi"}'),
     "/mcp resources": ("[SERVER]", "the resources of every MCP server; @server:uri attaches one"),
     "/mcp prompts": ("[SERVER]", "the prompts of every MCP server, as /mcp__server__prompt"),
+    "/mcp skills": ("[SERVER]", "the skills of every MCP server (the model loads them)"),
     "/mcp login": ("SERVER", "sign in to a remote MCP server (OAuth, in a browser)"),
     "/mcp logout": ("SERVER", "forget a remote MCP server's sign-in"),
     "/mcp reload": ("", "re-read the MCP config: new servers start, removed ones stop, "
@@ -238,8 +240,8 @@ _MANAGE_VERBS: dict[str, Literal["restart", "disable", "enable"]] = {
     "enable": "enable",
 }
 _MCP_SUBCOMMANDS = (
-    "tools", "resources", "prompts", "call", "login", "logout", "reload", "restart", "disable",
-    "enable", "approve", "reject",
+    "tools", "resources", "prompts", "skills", "call", "login", "logout", "reload", "restart",
+    "disable", "enable", "approve", "reject",
 )  # fmt: skip
 
 
@@ -298,10 +300,12 @@ def _mcp(rest: str, ctx: CommandContext) -> Action:
         if ctx.mcp_connecting:
             text += "\n  (servers are still connecting; more tools may follow)"
         return Show(text)
-    if sub in ("resources", "prompts"):
+    if sub in ("resources", "prompts", "skills"):
         if tail and (ctx.pool is None or tail not in ctx.pool.config.names):
             known = ", ".join(ctx.pool.config.names) if ctx.pool else "none"
             return Show(f"no MCP server named {tail!r} (configured: {known or 'none'})", "error")
+        if sub == "skills":
+            return ListSkills(tail or None)
         return ListResources(tail or None) if sub == "resources" else ListPrompts(tail or None)
     if sub == "call":
         return _mcp_call(tail, ctx)
@@ -317,7 +321,7 @@ def _mcp(rest: str, ctx: CommandContext) -> Action:
         return _mcp_decide("approve" if sub == "approve" else "reject", tail, ctx)
     return Show(
         f"unknown /mcp subcommand {sub!r} — try /mcp, /mcp tools, /mcp resources, /mcp prompts, "
-        "/mcp call, /mcp login, /mcp logout, /mcp reload, /mcp restart, /mcp disable, "
+        "/mcp skills, /mcp call, /mcp login, /mcp logout, /mcp reload, /mcp restart, /mcp disable, "
         "/mcp enable, /mcp approve or /mcp reject",
         "error",
     )
@@ -492,7 +496,7 @@ def complete(text: str, ctx: CommandContext) -> list[str]:
             return []
         remote = [s.name for s in ctx.pool.config.servers if s.type in ("http", "sse")]
         return [n for n in remote if n.startswith(words[2])]
-    listings = ("tools", "resources", "prompts")
+    listings = ("tools", "resources", "prompts", "skills")
     if words[0] == "/mcp" and len(words) == 3 and words[1] in listings and ctx.pool is not None:
         return [n for n in ctx.pool.config.names if n.startswith(words[2])]
     if words[:2] == ["/mcp", "call"] and len(words) == 3:

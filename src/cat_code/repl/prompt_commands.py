@@ -62,6 +62,13 @@ class ListPrompts:
 
 
 @dataclass(frozen=True, slots=True)
+class ListSkills:
+    """``/mcp skills [SERVER]``."""
+
+    server: str | None = None
+
+
+@dataclass(frozen=True, slots=True)
 class RunPrompt:
     """A prompt command: get the prompt with these arguments and let the model answer."""
 
@@ -71,7 +78,7 @@ class RunPrompt:
     arguments: dict[str, str]
 
 
-PromptAction = ListResources | ListPrompts | RunPrompt
+PromptAction = ListResources | ListPrompts | ListSkills | RunPrompt
 
 
 def commands(pool: McpPool | None) -> dict[str, tuple[str, Prompt]]:
@@ -211,6 +218,7 @@ __all__ = [
     "PREFIX",
     "ListPrompts",
     "ListResources",
+    "ListSkills",
     "PromptAction",
     "RunPrompt",
     "commands",
