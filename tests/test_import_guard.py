@@ -28,6 +28,7 @@ HEAVY = {
     "pathspec",  # .gitignore matching: only the file tools need it
     "filelock",  # only an edit of mcp.json or settings.json takes a lock
     "jwt",  # PyJWT: only private_key_jwt and DPoP sign anything
+    "yaml",  # PyYAML: only a loaded skill's frontmatter is parsed
 }
 #: Only an HTTP server needs the HTTP client.
 HTTP_CLIENT = {"httpx2", "httpcore2", "httpx", "httpcore", "h11", "h2"}
