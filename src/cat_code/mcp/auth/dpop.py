@@ -7,8 +7,8 @@ request that presents a DPoP-bound token carries a fresh proof: a JWT (``typ``
 ``dpop+jwt``, the public key as ``jwk``) over the method (``htm``), the URL without query
 or fragment (``htu``), ``iat``, a new ``jti`` and, with a token, ``ath`` (its SHA-256).
 A server may demand a nonce (``DPoP-Nonce`` header, error ``use_dpop_nonce``): the last
-one each origin sent is put in every later proof to it, and the refused request is sent
-once more. Proofs and keys never reach a log line.
+one each endpoint (token endpoint, MCP endpoint: an ``htu``) sent is put in every later
+proof to it, and the refused request is sent once more. Proofs and keys never reach a log line.
 """
 
 from __future__ import annotations
@@ -62,9 +62,11 @@ def jwk_thumbprint(jwk: Mapping[str, str]) -> str:
     return _b64url(hashlib.sha256(canonical.encode()).digest())
 
 
-def _origin(url: str) -> str:
+def _endpoint(url: str) -> str:
+    """Where a nonce holds: the ``htu``, scheme and host lowercased (an authorization
+    server and an MCP server may share an origin, never an endpoint)."""
     parts = urlsplit(url)
-    return f"{parts.scheme.lower()}://{parts.netloc.lower()}"
+    return urlunsplit((parts.scheme.lower(), parts.netloc.lower(), parts.path, "", ""))
 
 
 def _b64url(data: bytes) -> str:
@@ -72,7 +74,7 @@ def _b64url(data: bytes) -> str:
 
 
 class DpopProver:
-    """Makes the proofs for one key, and keeps the nonces servers gave (per origin)."""
+    """Makes the proofs for one key, and keeps the nonces servers gave (per endpoint)."""
 
     def __init__(self, private_key_pem: str) -> None:
         from cryptography.hazmat.primitives import serialization
@@ -102,7 +104,7 @@ class DpopProver:
 
     def proof(self, method: str, url: str, *, access_token: str | None = None) -> str:
         """A fresh proof for one request (with ``ath`` when it presents a token, and the
-        nonce ``url``'s origin last gave, if any)."""
+        nonce ``url``'s endpoint last gave, if any)."""
         import jwt
 
         claims: dict[str, Any] = {
@@ -120,8 +122,8 @@ class DpopProver:
         return jwt.encode(claims, self._key, algorithm=DPOP_ALGORITHM, headers=headers)
 
     def nonce(self, url: str) -> str | None:
-        """The nonce ``url``'s origin last gave (None: none yet)."""
-        return self._nonces.get(_origin(url))
+        """The nonce ``url``'s endpoint last gave (None: none yet)."""
+        return self._nonces.get(_endpoint(url))
 
     def learn_nonce(self, url: str, headers: Mapping[str, str]) -> bool:
         """Keep the nonce a response from ``url`` carries; whether it is a new one."""
@@ -129,8 +131,8 @@ class DpopProver:
         # RFC 9449 §8.1: a nonce is 1*NQCHAR (visible ASCII but '"' and '\').
         if not value or not all("!" <= c <= "~" and c not in '"\\' for c in value):
             return False
-        origin = _origin(url)
-        if self._nonces.get(origin) == value:
+        endpoint = _endpoint(url)
+        if self._nonces.get(endpoint) == value:
             return False
-        self._nonces[origin] = value
+        self._nonces[endpoint] = value
         return True
