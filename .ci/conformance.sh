@@ -5,11 +5,10 @@
 # (0.1.16 does not start on Node 20; see docs/conformance.md §1) and 0.2.0-alpha.12 into
 # tools/conformance-alpha, unless already there. Runs, one scenario at a time (sse-retry is
 # timing-sensitive; a suite runs its scenarios in parallel):
-#   - on 0.1.16: the four core client scenarios and every auth/* scenario;
-#   - on 0.2.0-alpha.12: every 2026-07-28 client scenario not about OAuth (tools_call,
-#     request-metadata, http-*-headers, json-schema-*, sep-2322-client-request-state),
-#     auth/iss-*, auth/metadata-issuer-mismatch, auth/authorization-server-migration and
-#     auth/2025-03-26-oauth-metadata-backcompat.
+#   - on 0.1.16: all 26 client scenarios (the four core ones and every auth/* one);
+#   - on 0.2.0-alpha.12: all 48 client scenarios (`conformance list --client`), the
+#     extensions included: auth/dpop, auth/dpop-nonce (SEP-1932), auth/wif-jwt-bearer
+#     (SEP-1933), auth/enterprise-managed-authorization and the skills ones (sep-2640-*).
 # Fails on any FAILURE or WARNING, on a scenario that recorded no check at all (the harness
 # passes a client that never connects for `initialize`), or on a missing expected SUCCESS
 # check. The one expected failure: auth/2025-03-26-oauth-metadata-backcompat on 0.1.16, whose
@@ -36,16 +35,23 @@ AUTH=(
   auth/offline-access-not-supported auth/client-credentials-jwt auth/client-credentials-basic
   auth/cross-app-access-complete-flow
 )
-MODERN=(
-  tools_call request-metadata http-standard-headers http-custom-headers
-  http-invalid-tool-headers json-schema-ref-no-deref json-schema-2020-12-preservation
-  sep-2322-client-request-state
-)
 ALPHA=(
-  "${MODERN[@]}"
+  "${CORE[@]}"
+  request-metadata http-standard-headers http-custom-headers http-invalid-tool-headers
+  json-schema-ref-no-deref json-schema-2020-12-preservation sep-2322-client-request-state
+  auth/metadata-default auth/metadata-var1 auth/metadata-var2 auth/metadata-var3
+  auth/basic-cimd auth/scope-from-www-authenticate auth/scope-from-scopes-supported
+  auth/scope-omitted-when-undefined auth/scope-step-up auth/scope-retry-limit
+  auth/token-endpoint-auth-basic auth/token-endpoint-auth-post auth/token-endpoint-auth-none
+  auth/pre-registration auth/2025-03-26-oauth-metadata-backcompat
+  auth/2025-03-26-oauth-endpoint-fallback auth/resource-mismatch auth/offline-access-scope
+  auth/offline-access-not-supported auth/authorization-server-migration
   auth/iss-supported auth/iss-not-advertised auth/iss-supported-missing auth/iss-wrong-issuer
   auth/iss-unexpected auth/iss-normalized auth/metadata-issuer-mismatch
-  auth/authorization-server-migration auth/2025-03-26-oauth-metadata-backcompat
+  auth/client-credentials-jwt auth/client-credentials-basic
+  auth/enterprise-managed-authorization auth/dpop auth/dpop-nonce auth/wif-jwt-bearer
+  sep-2640-client-no-prefetch sep-2640-client-verify-digest sep-2640-client-verify-size
+  sep-2640-client-verify-frontmatter
 )
 EXPECTED_FAILURE=auth/2025-03-26-oauth-metadata-backcompat
 
@@ -122,6 +128,19 @@ required = {
     "auth/client-credentials-jwt": {"client-credentials-jwt-verified"},
     "auth/client-credentials-basic": {"client-credentials-basic-auth"},
     "auth/authorization-server-migration": {"sep-2352-reregister-on-as-change"},
+    "auth/dpop": {
+        "sep-1932-client-token-request-proof",
+        "sep-1932-client-dpop-auth-scheme",
+        "sep-1932-client-fresh-proof",
+    },
+    "auth/dpop-nonce": {
+        "sep-1932-client-token-request-proof",
+        "sep-1932-client-dpop-auth-scheme",
+        "sep-1932-client-fresh-proof",
+        "sep-1932-client-as-nonce",
+        "sep-1932-client-rs-nonce",
+    },
+    "auth/wif-jwt-bearer": {"wif-assertion-verified"},
 }
 #: Scenarios whose client must be refused (or stop) before holding a valid token.
 refused = {
@@ -133,8 +152,10 @@ refused = {
     "auth/iss-normalized",
     "auth/metadata-issuer-mismatch",
 }
+#: Scenarios whose server checks DPoP-bound tokens itself (no valid-bearer-token check).
+dpop = {"auth/dpop", "auth/dpop-nonce"}
 for name in sys.argv[5].split() + sys.argv[6].split():
-    if name.startswith("auth/") and name not in refused:
+    if name.startswith("auth/") and name not in refused | dpop:
         required.setdefault(name, set()).add("valid-bearer-token")
 
 

@@ -10,7 +10,9 @@ newer auth scenarios) are spoken to statelessly, through the same `McpClient`.
 Every ``auth/*`` scenario runs through `McpAuth` (the OAuth flow the command line uses)
 with a `MemoryTokenStore` and a headless `Authorizer` that GETs the authorization URL
 without following its redirect and hands the ``Location``'s query back; credentials come
-from ``MCP_CONFORMANCE_CONTEXT``. It then lists the tools and calls the first one.
+from ``MCP_CONFORMANCE_CONTEXT`` (``auth/wif-jwt-bearer``: the workload's JWT as the
+``jwt_bearer`` grant's assertion; ``auth/dpop*`` need nothing: the authorization server's
+metadata turns DPoP on). It then lists the tools and calls the first one.
 The ``sep-2640-client-*`` scenarios declare the skills extension: one only lists the skills
 (no file may be read), the others load the listed skill, which the mock has tampered with,
 and succeed when cat-code refuses it.
@@ -70,6 +72,9 @@ def oauth_settings(context: dict[str, Any]) -> OAuthSettings:
     grant: Any = "authorization_code"
     if context.get("idp_id_token"):
         grant = "id_jag"
+    elif context.get("valid_jwt"):
+        # auth/wif-jwt-bearer: the workload's token, as oauth.assertion would give it.
+        grant = "jwt_bearer"
     elif "client-credentials" in str(context.get("name", "")):
         grant = "client_credentials"
     return OAuthSettings(
@@ -82,6 +87,7 @@ def oauth_settings(context: dict[str, Any]) -> OAuthSettings:
         idp_token_endpoint=context.get("idp_token_endpoint"),
         idp_client_id=context.get("idp_client_id"),
         idp_id_token=context.get("idp_id_token"),
+        assertion=context.get("valid_jwt"),
     )
 
 

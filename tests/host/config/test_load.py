@@ -445,6 +445,34 @@ def test_an_oauth_block_becomes_oauth_settings_with_variables_expanded(tmp_path:
     assert "s3cret" not in repr(server) and "BEGIN" not in repr(server)
 
 
+@pytest.mark.parametrize("grant", ["jwt_bearer", "urn:ietf:params:oauth:grant-type:jwt-bearer"])
+def test_the_workload_grant_takes_its_token_file_relative_to_the_working_directory(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, grant: str
+) -> None:
+    monkeypatch.chdir(tmp_path)
+    entry = {
+        "url": "https://mcp.example.com/mcp",
+        "oauth": {"grantType": grant, "clientId": "ci-runner", "assertionFile": "tokens/mcp"},
+    }
+    server = only(load_one(tmp_path, entry))
+    assert isinstance(server, HttpServerConfig) and server.oauth is not None
+    assert server.oauth.grant_type == "jwt_bearer"
+    assert server.oauth.client_id == "ci-runner"
+    # Not read yet: the platform rotates it, so every sign-in reads it afresh.
+    assert server.oauth.assertion_file == str(tmp_path / "tokens" / "mcp")
+
+
+def test_the_workload_grant_takes_its_token_from_a_variable_never_shown(tmp_path: Path) -> None:
+    entry = {
+        "url": "https://mcp.example.com/mcp",
+        "oauth": {"grantType": "jwt_bearer", "assertion": "${WORKLOAD_JWT}"},
+    }
+    server = only(load_one(tmp_path, entry, {"WORKLOAD_JWT": "eyJ.payload.sig"}))
+    assert isinstance(server, HttpServerConfig) and server.oauth is not None
+    assert server.oauth.assertion == "eyJ.payload.sig" and server.oauth.client_id is None
+    assert "eyJ.payload.sig" not in repr(server)
+
+
 def test_an_http_entry_without_an_oauth_block_has_none(tmp_path: Path) -> None:
     server = only(load_one(tmp_path, {"url": "https://mcp.example.com/mcp"}))
     assert isinstance(server, HttpServerConfig)
@@ -466,7 +494,12 @@ def test_an_authorization_header_in_any_case_is_the_entrys_own(tmp_path: Path) -
         ({"clientSecret": ["x"]}, "'oauth.clientSecret' must be a string, not an array"),
         ({"callbackPort": "8080"}, "'oauth.callbackPort' must be a port number"),
         ({"callbackPort": 70000}, "'oauth.callbackPort' must be a port number"),
-        ({"grantType": "password"}, "'oauth.grantType' must be authorization_code or"),
+        ({"grantType": "password"}, "'oauth.grantType' must be authorization_code, client_cre"),
+        ({"grantType": "jwt_bearer"}, "jwt_bearer needs one of 'oauth.assertionFile' and"),
+        (
+            {"grantType": "jwt_bearer", "assertion": "a.b.c", "assertionFile": "/t"},
+            "jwt_bearer needs one of 'oauth.assertionFile' and",
+        ),
         ({"clientMetadataUrl": "http://x/c.json"}, "'oauth.clientMetadataUrl' must be an https"),
         ({"clientId": "${NOPE}"}, "'oauth.clientId' uses ${NOPE}, which is not set"),
         ({"grantType": "client_credentials"}, "client_credentials needs 'oauth.clientId'"),

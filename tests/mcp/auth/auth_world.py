@@ -19,6 +19,7 @@ import httpx2
 MCP = "https://mcp.example.com/mcp"
 ISSUER = "https://auth.example.com"
 PRM_URL = "https://mcp.example.com/.well-known/oauth-protected-resource/mcp"
+JWT_BEARER = "urn:ietf:params:oauth:grant-type:jwt-bearer"
 
 
 @dataclass
@@ -33,6 +34,8 @@ class World:
     expires_in: Any = 3600
     issue_refresh: bool = True
     refuse_refresh: bool = False
+    #: The OAuth error a JWT bearer grant (workload identity) gets (None: it is granted).
+    refuse_jwt_bearer: str | None = None
     metadata_extra: dict[str, Any] = field(default_factory=dict)
     seen: list[httpx2.Request] = field(default_factory=list)
     #: access token -> scopes it carries
@@ -128,6 +131,10 @@ class World:
             scope = " ".join(sorted(self.refresh_tokens.pop(form["refresh_token"])))
         elif grant == "client_credentials":
             scope = form.get("scope", "")
+        elif grant == JWT_BEARER:
+            if self.refuse_jwt_bearer or not form.get("assertion"):
+                return httpx2.Response(400, json={"error": self.refuse_jwt_bearer})
+            scope = form.get("scope", "")
         else:
             return httpx2.Response(400, json={"error": "unsupported_grant_type"})
         n = next(self._n)
@@ -138,7 +145,7 @@ class World:
             "token_type": "bearer",
             "expires_in": self.expires_in,
         }
-        if self.issue_refresh and grant != "client_credentials":
+        if self.issue_refresh and grant in ("authorization_code", "refresh_token"):
             self.refresh_tokens[f"refresh-{n}"] = set(scope.split())
             answer["refresh_token"] = f"refresh-{n}"
         return httpx2.Response(200, json=answer)

@@ -30,3 +30,9 @@ def test_a_missing_or_malformed_header_is_an_empty_challenge() -> None:
     assert bearer_challenge('Bearer scope="unterminated').scope is None
     assert bearer_challenge("Bearer").error is None
     assert bearer_challenge('Basic realm="x"').scope is None
+
+
+def test_a_dpop_challenge_carries_the_same_parameters() -> None:
+    c = bearer_challenge('DPoP algs="ES256", error="use_dpop_nonce", resource_metadata="https://x"')
+    assert (c.scheme, c.error, c.resource_metadata) == ("dpop", "use_dpop_nonce", "https://x")
+    assert bearer_challenge('Bearer scope="a", DPoP algs="ES256"').scheme == "bearer"

@@ -355,3 +355,43 @@ async def test_the_memory_store_keeps_the_same_contract() -> None:
         assert store.tokens(SERVER) is not None
     store.forget(SERVER)
     assert store.tokens(SERVER) is None
+
+
+@pytest.mark.parametrize("kind", ["file", "memory"])
+def test_a_dpop_key_is_kept_per_server_and_the_first_one_saved_wins(
+    tmp_path: Path, kind: str
+) -> None:
+    store = FileTokenStore(tmp_path / "credentials.json") if kind == "file" else MemoryTokenStore()
+    assert store.dpop_key(SERVER) is None
+    assert store.save_dpop_key(SERVER, "PEM-1") == "PEM-1"
+    # Another process made one meanwhile: its key (and the tokens bound to it) stays.
+    assert store.save_dpop_key(SERVER, "PEM-2") == "PEM-1"
+    assert store.dpop_key(SERVER) == "PEM-1" and store.dpop_key(OTHER) is None
+    assert store.save_dpop_key(SERVER, "PEM-3", replace=True) == "PEM-3"
+    # Tokens come and go (a sign-out, a refused refresh); the key stays.
+    store.save_tokens(SERVER, Tokens(access_token="a", token_type="DPoP"))
+    store.forget(SERVER)
+    assert store.dpop_key(SERVER) == "PEM-3"
+
+
+def test_dpop_keys_live_in_the_0600_file_beside_tokens_only_once_one_exists(
+    tmp_path: Path,
+) -> None:
+    path = tmp_path / "home" / "credentials.json"
+    store = FileTokenStore(path)
+    store.save_tokens(SERVER, Tokens(access_token="at-1"))
+    assert set(json.loads(path.read_text())) == {"servers", "clients"}
+    store.save_dpop_key(SERVER, "-----BEGIN PRIVATE KEY-----\nk\n-----END PRIVATE KEY-----\n")
+    data = json.loads(path.read_text())
+    assert data["dpop_keys"] == {SERVER: store.dpop_key(SERVER)}
+    assert data["servers"][SERVER]["access_token"] == "at-1"
+    assert _mode(path) == 0o600 and _mode(path.parent) == 0o700
+    assert FileTokenStore(path).dpop_key(SERVER) == store.dpop_key(SERVER)
+
+
+def test_a_dpop_keys_section_of_the_wrong_shape_is_no_key(tmp_path: Path) -> None:
+    path = tmp_path / "credentials.json"
+    path.write_text(json.dumps({"servers": {}, "clients": {}, "dpop_keys": ["x"]}))
+    store = FileTokenStore(path)
+    assert store.dpop_key(SERVER) is None
+    assert store.save_dpop_key(SERVER, "PEM") == "PEM"

@@ -40,7 +40,7 @@ from cat_code.mcp.files import JsonTooDeep, parse_json
 from cat_code.mcp.versions import PROTOCOL_VERSIONS
 
 if TYPE_CHECKING:  # imported when an entry has an ``oauth`` block: stdio runs never load it
-    from cat_code.mcp.auth.types import OAuthSettings
+    from cat_code.mcp.auth.types import GrantType, OAuthSettings
 
 TRANSPORT_TYPES: tuple[str, ...] = ("stdio", "http", "sse")
 DEFAULT_REQUEST_TIMEOUT_MS = 30_000
@@ -565,9 +565,18 @@ _OAUTH_FIELDS = frozenset(
         "grantType",
         "privateKeyFile",
         "signingAlgorithm",
+        "assertion",
+        "assertionFile",
     }
 )
-_GRANT_TYPES = ("authorization_code", "client_credentials")
+_JWT_BEARER_URN = "urn:ietf:params:oauth:grant-type:jwt-bearer"
+#: ``grantType`` as written -> the grant (``jwt_bearer`` may be given by its URN).
+_GRANT_TYPES: dict[str, GrantType] = {
+    "authorization_code": "authorization_code",
+    "client_credentials": "client_credentials",
+    "jwt_bearer": "jwt_bearer",
+    _JWT_BEARER_URN: "jwt_bearer",
+}
 
 
 def _parse_oauth(
@@ -601,10 +610,12 @@ def _parse_oauth(
         raise where.error(
             "'oauth.callbackPort' must be a port number (1-65535)", field="oauth.callbackPort"
         )
-    grant = get_str("grantType") or "authorization_code"
-    if grant not in _GRANT_TYPES:
+    grant_name = get_str("grantType") or "authorization_code"
+    grant = _GRANT_TYPES.get(grant_name)
+    if grant is None:
         raise where.error(
-            f"'oauth.grantType' must be authorization_code or client_credentials, not {grant!r}",
+            "'oauth.grantType' must be authorization_code, client_credentials or jwt_bearer, "
+            f"not {grant_name!r}",
             field="oauth.grantType",
         )
     metadata_url = get_str("clientMetadataUrl")
@@ -636,14 +647,27 @@ def _parse_oauth(
             "'oauth.clientSecret' or 'oauth.privateKeyFile'",
             field="oauth.grantType",
         )
+    assertion = get_str("assertion")
+    assertion_file = get_str("assertionFile")
+    if assertion_file is not None:
+        # Read at every sign-in, not now: platforms rotate workload tokens.
+        assertion_file = str(cwd / Path(assertion_file).expanduser())
+    if grant == "jwt_bearer" and (assertion is None) == (assertion_file is None):
+        raise where.error(
+            "'oauth.grantType' jwt_bearer needs one of 'oauth.assertionFile' and "
+            "'oauth.assertion' (the workload's token)",
+            field="oauth.grantType",
+        )
     return OAuthSettings(
         client_id=client_id,
         client_secret=client_secret,
         client_metadata_url=metadata_url,
         callback_port=port,
-        grant_type="client_credentials" if grant == "client_credentials" else "authorization_code",
+        grant_type=grant,
         private_key_pem=key_pem,
         signing_algorithm=get_str("signingAlgorithm"),
+        assertion=assertion,
+        assertion_file=assertion_file,
     )
 
 

@@ -27,10 +27,16 @@ class Challenge:
     token68: str | None = None
 
 
+#: The schemes an OAuth-protected MCP server challenges with (RFC 6750, RFC 9449 §7.1).
+OAUTH_SCHEMES = ("bearer", "dpop")
+
+
 @dataclass(frozen=True, slots=True)
 class BearerChallenge:
-    """What a Bearer challenge tells an MCP client (all None when absent)."""
+    """What a Bearer (or DPoP) challenge tells an MCP client (all None when absent)."""
 
+    #: ``bearer`` or ``dpop`` (None: no such challenge).
+    scheme: str | None = None
     resource_metadata: str | None = None
     scope: str | None = None
     error: str | None = None
@@ -72,11 +78,13 @@ def parse_challenges(header: str) -> list[Challenge]:
 
 
 def bearer_challenge(header: str | None) -> BearerChallenge:
-    """The Bearer challenge's parameters (empty when there is none)."""
+    """The first Bearer or DPoP challenge's parameters (empty when there is none): both
+    carry the same RFC 6750 / 9728 parameters."""
     for challenge in parse_challenges(header or ""):
-        if challenge.scheme == "bearer":
+        if challenge.scheme in OAUTH_SCHEMES:
             p = challenge.params
             return BearerChallenge(
+                scheme=challenge.scheme,
                 resource_metadata=p.get("resource_metadata") or None,
                 scope=p.get("scope") or None,
                 error=p.get("error") or None,

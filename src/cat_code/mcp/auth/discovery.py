@@ -53,6 +53,8 @@ class AuthServerMetadata:
     grant_types_supported: tuple[str, ...] | None = None
     client_id_metadata_document_supported: bool = False
     authorization_response_iss_parameter_supported: bool = False
+    #: RFC 9449 §5.1: the server issues DPoP-bound tokens for proofs signed with these.
+    dpop_signing_alg_values_supported: tuple[str, ...] | None = None
     #: No metadata at all: the 2025-03-26 default endpoints at the server's origin.
     defaults: bool = False
 
@@ -296,6 +298,7 @@ def _metadata(data: dict[str, Any], issuer: str, source: str) -> AuthServerMetad
             "authorization_response_iss_parameter_supported"
         )
         is True,
+        dpop_signing_alg_values_supported=_tuple(data.get("dpop_signing_alg_values_supported")),
     )
     _check_endpoints(metadata)
     return metadata

@@ -19,6 +19,7 @@ from __future__ import annotations
 import httpx2
 
 from cat_code.mcp.auth._http import json_object, send, where
+from cat_code.mcp.auth.dpop import DpopProver
 from cat_code.mcp.auth.tokens import client_auth, token_request
 from cat_code.mcp.auth.types import AuthorizationFailed, ClientRegistration, OAuthSettings, Tokens
 
@@ -85,8 +86,10 @@ async def jwt_bearer_grant(
     resource: str | None,
     scope: str | None,
     settings: OAuthSettings,
+    dpop: DpopProver | None = None,
 ) -> Tokens:
-    """Redeem an ID-JAG at the authorization server (RFC 7523 authorization grant)."""
+    """Redeem an assertion (an ID-JAG, or a workload's own token) at the authorization
+    server: the RFC 7523 authorization grant."""
     form = {"grant_type": JWT_BEARER, "assertion": assertion}
     if scope:
         form["scope"] = scope
@@ -100,4 +103,5 @@ async def jwt_bearer_grant(
         requested_scope=scope,
         private_key_pem=settings.private_key_pem,
         signing_algorithm=settings.signing_algorithm,
+        dpop=dpop,
     )

@@ -24,6 +24,7 @@ import httpx2
 
 from cat_code.mcp.auth._http import where
 from cat_code.mcp.auth.discovery import AuthServerMetadata
+from cat_code.mcp.auth.dpop import DpopProver
 from cat_code.mcp.auth.registration import client_identity
 from cat_code.mcp.auth.tokens import exchange_code
 from cat_code.mcp.auth.types import (
@@ -160,8 +161,10 @@ async def authorize(
     store: TokenStore,
     resource: str | None,
     scope: str | None,
+    dpop: DpopProver | None = None,
 ) -> Tokens:
-    """Sign the person in at ``metadata``'s server and redeem the code for tokens."""
+    """Sign the person in at ``metadata``'s server and redeem the code for tokens (with a
+    DPoP proof when ``dpop`` is given)."""
     require_pkce(metadata)
     # The URI registered here before, if any: the same one lets that registration be reused.
     known = store.registration(metadata.issuer)
@@ -192,4 +195,5 @@ async def authorize(
         scope=scope,
         private_key_pem=settings.private_key_pem,
         signing_algorithm=settings.signing_algorithm,
+        dpop=dpop,
     )

@@ -4,8 +4,12 @@ The flow yields the caller's request (with ``Authorization: Bearer`` when it goe
 MCP server's origin and a token is held), then reacts to the answer: a 401 tries one
 refresh, else discovers the authorization server afresh (it may have moved) and signs in;
 a 403 ``insufficient_scope`` re-authorizes for the wider scope; each time the request is
-sent once more. Invariants: at most `MAX_AUTHORIZATIONS` sign-ins per request, and a 401
-right after a sign-in ends the request (the pipeline raises `AuthenticationRequired`);
+sent once more. A DPoP-bound token (RFC 9449, when the authorization server offers ES256)
+goes with the ``DPoP`` scheme and a fresh proof by the server's key; a 401
+``use_dpop_nonce`` with a new nonce sends the request once more with it.
+
+Invariants: at most `MAX_AUTHORIZATIONS` sign-ins per request, and a 401 right after a
+sign-in ends the request (the pipeline raises `AuthenticationRequired`);
 one refresh at a time per server, under ``store.locked`` with the store re-read inside;
 one sign-in at a time per `McpAuth`; discovery, registration and token requests use the
 auth layer's own client (no redirects, never this auth); secrets never reach a log line.
@@ -20,12 +24,19 @@ from collections.abc import AsyncGenerator
 import httpx2
 
 from cat_code.mcp.auth._http import new_client
-from cat_code.mcp.auth.challenge import BearerChallenge, bearer_challenge, parse_challenges
+from cat_code.mcp.auth.challenge import (
+    OAUTH_SCHEMES,
+    BearerChallenge,
+    bearer_challenge,
+    parse_challenges,
+)
 from cat_code.mcp.auth.discovery import (
+    AuthServerMetadata,
     fallback_auth_server_metadata,
     fetch_auth_server_metadata,
     fetch_resource_metadata,
 )
+from cat_code.mcp.auth.dpop import DPOP_ALGORITHM, USE_DPOP_NONCE, DpopProver, new_private_key_pem
 from cat_code.mcp.auth.enterprise import jwt_bearer_grant, request_id_jag
 from cat_code.mcp.auth.flow import authorize, choose_scope
 from cat_code.mcp.auth.registration import configured_registration
@@ -40,6 +51,7 @@ from cat_code.mcp.auth.types import (
     TokenStore,
     canonical_server_url,
 )
+from cat_code.mcp.auth.workload import workload_assertion
 from cat_code.mcp.transports.http_pipeline import public_url, same_origin
 
 logger = logging.getLogger(__name__)
@@ -47,6 +59,8 @@ logger = logging.getLogger(__name__)
 #: Sign-ins one request may cause (the first 401 and step-ups together); the spec says
 #: "no more than a few", the conformance suite fails a client past three.
 MAX_AUTHORIZATIONS = 3
+#: The grants that need no person.
+MACHINE_GRANTS = ("client_credentials", "id_jag", "jwt_bearer")
 
 
 class McpAuth(httpx2.Auth):
@@ -87,6 +101,8 @@ class McpAuth(httpx2.Auth):
         self._owns_http = http_client is None
         self._signed_in = False
         self._sign_in_lock = asyncio.Lock()
+        #: The server's DPoP key, loaded (or made) when first needed, and its nonces.
+        self._dpop: DpopProver | None = None
 
     # -- the httpx2 flow -----------------------------------------------------------------
 
@@ -97,17 +113,32 @@ class McpAuth(httpx2.Auth):
             yield request
             return
         tokens = await self._usable_tokens()
-        _bear(request, tokens)
+        self._present(request, tokens)
         response = yield request
+        new_nonce = self._learn_nonce(request, response)
         authorizations = 0
         refreshed = False
+        nonce_retried = False
         while True:
             status = response.status_code
             header = response.headers.get("www-authenticate")
             challenge = bearer_challenge(header)
-            if status == 401 and header and not _offers_bearer(header):
+            if status == 401 and header and not _offers_oauth(header):
                 # Basic, Negotiate, ...: not OAuth. The server's own answer says what it wants.
                 return
+            if (
+                status == 401
+                and new_nonce
+                and not nonce_retried
+                and _bound(tokens)
+                and _wants_dpop_nonce(header)
+            ):
+                # RFC 9449 §9: the token is fine, the proof lacked the nonce just given.
+                nonce_retried = True
+                self._present(request, tokens)
+                response = yield request
+                new_nonce = self._learn_nonce(request, response)
+                continue
             if status == 401:
                 if authorizations:
                     logger.warning("%s refused a token it just issued", self._shown)
@@ -117,8 +148,9 @@ class McpAuth(httpx2.Auth):
                     renewed = await self._refresh_rejected(tokens)
                     if renewed is not None:
                         tokens = renewed
-                        _bear(request, tokens)
+                        self._present(request, tokens)
                         response = yield request
+                        new_nonce = self._learn_nonce(request, response)
                         continue
                 tokens = await self._sign_in(challenge, sent=tokens)
             elif status == 403 and challenge.error == "insufficient_scope":
@@ -133,8 +165,9 @@ class McpAuth(httpx2.Auth):
             else:
                 return
             authorizations += 1
-            _bear(request, tokens)
+            self._present(request, tokens)
             response = yield request
+            new_nonce = self._learn_nonce(request, response)
 
     # -- public --------------------------------------------------------------------------
 
@@ -152,6 +185,40 @@ class McpAuth(httpx2.Auth):
         http, self._http = self._http, None
         if http is not None and self._owns_http:
             await http.aclose()
+
+    # -- presenting tokens ---------------------------------------------------------------
+
+    def _present(self, request: httpx2.Request, tokens: Tokens | None) -> None:
+        """Put ``tokens`` on ``request``: ``Bearer``, or ``DPoP`` with a fresh proof."""
+        if tokens is None:
+            return
+        if _bound(tokens):
+            request.headers["Authorization"] = f"DPoP {tokens.access_token}"
+            request.headers["DPoP"] = self._prover().proof(
+                request.method, str(request.url), access_token=tokens.access_token
+            )
+        else:
+            request.headers["Authorization"] = f"Bearer {tokens.access_token}"
+            request.headers.pop("DPoP", None)
+
+    def _learn_nonce(self, request: httpx2.Request, response: httpx2.Response) -> bool:
+        """Keep a DPoP nonce the server sent; whether it is a new one."""
+        return self._dpop is not None and self._dpop.learn_nonce(str(request.url), response.headers)
+
+    def _prover(self) -> DpopProver:
+        """The server's DPoP key from the store, made (and stored) the first time."""
+        if self._dpop is None:
+            pem = self.store.dpop_key(self.key)
+            if pem is None:
+                pem = self.store.save_dpop_key(self.key, new_private_key_pem())
+            try:
+                self._dpop = DpopProver(pem)
+            except ValueError as exc:
+                # Tokens bound to it are lost either way: a new key lets a sign-in work.
+                logger.warning("%s: %s; making a new one", self._shown, exc)
+                pem = self.store.save_dpop_key(self.key, new_private_key_pem(), replace=True)
+                self._dpop = DpopProver(pem)
+        return self._dpop
 
     # -- tokens --------------------------------------------------------------------------
 
@@ -198,6 +265,7 @@ class McpAuth(httpx2.Auth):
                 self._registration_of(tokens),
                 private_key_pem=self.settings.private_key_pem,
                 signing_algorithm=self.settings.signing_algorithm,
+                dpop=self._prover() if _bound(tokens) else None,
             )
         except TokenEndpointError as exc:
             logger.info("refresh at %s refused (%s)", tokens.issuer, exc.error or exc.http_status)
@@ -266,8 +334,9 @@ class McpAuth(httpx2.Auth):
             return tokens
 
     async def _obtain(self, challenge: BearerChallenge, previous_scope: str | None) -> Tokens:
-        """Discovery, then the grant: client credentials, or a person through the authorizer."""
-        machine = self.settings.grant_type in ("client_credentials", "id_jag")
+        """Discovery, then the grant: a machine's own, or a person through the authorizer."""
+        grant = self.settings.grant_type
+        machine = grant in MACHINE_GRANTS
         if not machine and self.authorizer is None:
             raise NeedsLogin(f"{self._shown} needs a sign-in")
         http = self._client()
@@ -279,28 +348,34 @@ class McpAuth(httpx2.Auth):
         else:
             metadata = await fallback_auth_server_metadata(http, self.server_url)
             resource, resource_scopes = self.key, None
-        if machine:
-            registration = configured_registration(self.settings, metadata)
-            if registration is None:
-                raise AuthorizationFailed(
-                    f"the {self.settings.grant_type} grant needs oauth.clientId with a "
-                    "clientSecret or a private key"
-                )
-            scope = choose_scope(challenge.scope, resource_scopes, None, previous_scope)
-            if self.settings.grant_type == "id_jag":
-                assertion = await request_id_jag(
-                    http, self.settings, audience=metadata.issuer, resource=resource, scope=scope
-                )
-                return await jwt_bearer_grant(
-                    http,
-                    metadata.token_endpoint,
-                    registration,
-                    issuer=metadata.issuer,
-                    assertion=assertion,
-                    resource=resource,
-                    scope=scope,
-                    settings=self.settings,
-                )
+        dpop = self._prover() if _offers_dpop(metadata) else None
+        if not machine:
+            assert self.authorizer is not None
+            return await authorize(
+                http,
+                self.authorizer,
+                metadata,
+                settings=self.settings,
+                store=self.store,
+                resource=resource,
+                scope=choose_scope(challenge.scope, resource_scopes, metadata, previous_scope),
+                dpop=dpop,
+            )
+        scope = choose_scope(challenge.scope, resource_scopes, None, previous_scope)
+        registration = configured_registration(self.settings, metadata)
+        if grant == "jwt_bearer":
+            # The workload's token is the credential; a client id, if any, only names it.
+            registration = registration or ClientRegistration(metadata.issuer, "", source="config")
+            assertion = workload_assertion(self.settings)
+        elif registration is None:
+            raise AuthorizationFailed(
+                f"the {grant} grant needs oauth.clientId with a clientSecret or a private key"
+            )
+        elif grant == "id_jag":
+            assertion = await request_id_jag(
+                http, self.settings, audience=metadata.issuer, resource=resource, scope=scope
+            )
+        else:
             return await client_credentials(
                 http,
                 metadata.token_endpoint,
@@ -310,25 +385,41 @@ class McpAuth(httpx2.Auth):
                 scope=scope,
                 private_key_pem=self.settings.private_key_pem,
                 signing_algorithm=self.settings.signing_algorithm,
+                dpop=dpop,
             )
-        assert self.authorizer is not None
-        return await authorize(
+        return await jwt_bearer_grant(
             http,
-            self.authorizer,
-            metadata,
-            settings=self.settings,
-            store=self.store,
+            metadata.token_endpoint,
+            registration,
+            issuer=metadata.issuer,
+            assertion=assertion,
             resource=resource,
-            scope=choose_scope(challenge.scope, resource_scopes, metadata, previous_scope),
+            scope=scope,
+            settings=self.settings,
+            dpop=dpop,
         )
 
 
-def _bear(request: httpx2.Request, tokens: Tokens | None) -> None:
-    if tokens is not None:
-        request.headers["Authorization"] = f"Bearer {tokens.access_token}"
+def _bound(tokens: Tokens | None) -> bool:
+    """Whether ``tokens`` are DPoP-bound (presented with a proof of the server's key)."""
+    return tokens is not None and tokens.token_type.lower() == "dpop"
 
 
-def _offers_bearer(header: str) -> bool:
-    """Whether a ``WWW-Authenticate`` value holds a Bearer challenge (or none parses)."""
+def _offers_dpop(metadata: AuthServerMetadata) -> bool:
+    """Whether the authorization server binds tokens to keys of cat-code's kind."""
+    return DPOP_ALGORITHM in (metadata.dpop_signing_alg_values_supported or ())
+
+
+def _offers_oauth(header: str) -> bool:
+    """Whether a ``WWW-Authenticate`` value holds a Bearer or DPoP challenge (or none
+    parses)."""
     challenges = parse_challenges(header)
-    return not challenges or any(c.scheme == "bearer" for c in challenges)
+    return not challenges or any(c.scheme in OAUTH_SCHEMES for c in challenges)
+
+
+def _wants_dpop_nonce(header: str | None) -> bool:
+    """Whether a ``WWW-Authenticate`` value says "use the DPoP nonce" (RFC 9449 §9)."""
+    return any(
+        c.scheme == "dpop" and c.params.get("error") == USE_DPOP_NONCE
+        for c in parse_challenges(header or "")
+    )

@@ -3,7 +3,8 @@
 Tokens are kept per MCP server (its `canonical_server_url`), registrations per
 authorization server (its issuer): a registration is never reused at another server.
 On disk, ``credentials.json`` is ``{"servers": {url: tokens}, "clients": {issuer:
-registration}}``, mode 0600 in a 0700 folder. Every read re-reads the file (another
+registration}, "dpop_keys": {url: PEM}}`` (the last once a server uses DPoP),
+mode 0600 in a 0700 folder. Every read re-reads the file (another
 cat-code may have refreshed); every change is a read-modify-write under an ``fcntl`` lock
 on ``credentials.json.lock``, held for that write only (a bounded wait), written with
 `cat_code.mcp.files.atomic_write` (a symlink there is replaced, never followed), so two
@@ -39,6 +40,8 @@ from cat_code.mcp.files import JsonTooDeep, atomic_write, parse_json
 logger = logging.getLogger(__name__)
 
 CREDENTIALS_FILE = "credentials.json"
+#: The file's section of DPoP private keys (PEM), by server; written only once one exists.
+DPOP_KEYS = "dpop_keys"
 FILE_MODE = 0o600
 DIR_MODE = 0o700
 #: Polling a lock: first and longest pause between tries.
@@ -62,6 +65,7 @@ class MemoryTokenStore:
         self._tokens: dict[str, Tokens] = {}
         self._registrations: dict[str, ClientRegistration] = {}
         self._locks: dict[str, asyncio.Lock] = {}
+        self._dpop_keys: dict[str, str] = {}
 
     def tokens(self, server: str) -> Tokens | None:
         return self._tokens.get(server)
@@ -77,6 +81,14 @@ class MemoryTokenStore:
 
     def save_registration(self, registration: ClientRegistration) -> None:
         self._registrations[registration.issuer] = registration
+
+    def dpop_key(self, server: str) -> str | None:
+        return self._dpop_keys.get(server)
+
+    def save_dpop_key(self, server: str, pem: str, *, replace: bool = False) -> str:
+        if replace:
+            self._dpop_keys[server] = pem
+        return self._dpop_keys.setdefault(server, pem)
 
     @asynccontextmanager
     async def locked(self, server: str) -> AsyncIterator[None]:
@@ -120,6 +132,25 @@ class FileTokenStore:
         self._update(
             lambda data: data["clients"].__setitem__(registration.issuer, registration.to_json())
         )
+
+    def dpop_key(self, server: str) -> str | None:
+        raw = self._read().get(DPOP_KEYS)
+        pem = raw.get(server) if isinstance(raw, dict) else None
+        return pem if isinstance(pem, str) else None
+
+    def save_dpop_key(self, server: str, pem: str, *, replace: bool = False) -> str:
+        kept: list[str] = []
+
+        def change(data: dict[str, Any]) -> None:
+            keys = data.get(DPOP_KEYS)
+            if not isinstance(keys, dict):
+                keys = data[DPOP_KEYS] = {}
+            if replace or not isinstance(keys.get(server), str):
+                keys[server] = pem
+            kept.append(keys[server])
+
+        self._update(change)
+        return kept[0]
 
     @asynccontextmanager
     async def locked(self, server: str) -> AsyncIterator[None]:

@@ -3,6 +3,10 @@
 (``none``, ``client_secret_basic``, ``client_secret_post``, ``private_key_jwt`` per
 RFC 7523 with ``aud`` = the authorization server's issuer).
 
+With a `DpopProver` every token request carries a DPoP proof (RFC 9449 §5), sent once
+more when the server answers ``use_dpop_nonce`` with a new nonce (§8), and the token may
+come back as ``DPoP`` (bound to the prover's key) instead of ``Bearer``.
+
 Invariants: ``resource`` is sent on every request exactly as given (the PRM's value);
 redirects are never followed; errors name the endpoint, the status and the OAuth error
 code, never a token, code, verifier, secret or assertion. Answers are read leniently
@@ -22,6 +26,7 @@ from urllib.parse import quote
 import httpx2
 
 from cat_code.mcp.auth._http import json_object, send, where
+from cat_code.mcp.auth.dpop import USE_DPOP_NONCE, DpopProver
 from cat_code.mcp.auth.types import (
     AuthorizationFailed,
     ClientRegistration,
@@ -58,7 +63,9 @@ def client_auth(
     secret = registration.client_secret
     # client_id goes in the body with every method: RFC 6749 §4.1.3 asks for it on a
     # code exchange, and servers (the `mcp` SDK's) refuse a Basic request without it.
-    form["client_id"] = registration.client_id
+    # (A JWT bearer grant may come from no client at all: then there is none to send.)
+    if registration.client_id:
+        form["client_id"] = registration.client_id
     if method == "client_secret_basic" and secret is not None:
         # RFC 6749 §2.3.1: both parts form-urlencoded before Base64.
         pair = f"{quote(registration.client_id, safe='')}:{quote(secret, safe='')}"
@@ -124,25 +131,40 @@ async def token_request(
     private_key_pem: str | None = None,
     signing_algorithm: str | None = None,
     previous: Tokens | None = None,
+    dpop: DpopProver | None = None,
 ) -> Tokens:
-    """POST ``form`` (``resource`` and client authentication added) and read the tokens it
-    gives. Every grant goes through here, so ``resource`` is on every token request."""
+    """POST ``form`` (``resource``, client authentication and a DPoP proof added) and read
+    the tokens it gives. Every grant goes through here, so ``resource`` is on every token
+    request."""
     if resource is not None:
         form["resource"] = resource
-    headers = {"accept": "application/json"}
-    headers.update(
-        client_auth(
-            registration,
-            form,
-            audience=issuer,
-            private_key_pem=private_key_pem,
-            signing_algorithm=signing_algorithm,
-        )
-    )
     grant = form.get("grant_type", "")
-    response = await send(
-        http, "POST", endpoint, headers=headers, data=form, what=f"token request ({grant})"
-    )
+
+    async def post() -> tuple[httpx2.Response, bool]:
+        """One try; with it, whether the server refused it for want of a new nonce."""
+        # Built afresh for each try: a client assertion and a proof are each used once.
+        headers = {"accept": "application/json"}
+        headers.update(
+            client_auth(
+                registration,
+                form,
+                audience=issuer,
+                private_key_pem=private_key_pem,
+                signing_algorithm=signing_algorithm,
+            )
+        )
+        if dpop is not None:
+            headers["dpop"] = dpop.proof("POST", endpoint)
+        answer = await send(
+            http, "POST", endpoint, headers=headers, data=form, what=f"token request ({grant})"
+        )
+        fresh_nonce = dpop is not None and dpop.learn_nonce(endpoint, answer.headers)
+        return answer, fresh_nonce and _wants_nonce(answer)
+
+    response, again = await post()
+    if again:
+        logger.debug("%s wants a DPoP nonce; sending the token request once more", where(endpoint))
+        response, _ = await post()
     data = json_object(response)
     if response.status_code != 200 or data is None:
         error = data.get("error") if data else None
@@ -166,7 +188,14 @@ async def token_request(
         requested_scope=requested_scope,
         resource=form.get("resource"),
         previous=previous,
+        dpop=dpop is not None,
     )
+
+
+def _wants_nonce(response: httpx2.Response) -> bool:
+    """Whether ``response`` is RFC 9449 §8's refusal: "use the nonce I sent"."""
+    data = json_object(response) if response.status_code == 400 else None
+    return data is not None and data.get("error") == USE_DPOP_NONCE
 
 
 def parse_tokens(
@@ -178,8 +207,10 @@ def parse_tokens(
     requested_scope: str | None,
     resource: str | None,
     previous: Tokens | None = None,
+    dpop: bool = False,
 ) -> Tokens:
-    """A token response as `Tokens` (lenient where RFC 6749 servers differ)."""
+    """A token response as `Tokens` (lenient where RFC 6749 servers differ); a ``DPoP``
+    token only when the request carried a proof (``dpop``)."""
     access = data.get("access_token")
     if not isinstance(access, str) or not access:
         raise AuthorizationFailed(f"the token endpoint {where(endpoint)} gave no access_token")
@@ -190,9 +221,11 @@ def parse_tokens(
             "visible ASCII; it cannot be sent in an HTTP header"
         )
     token_type = data.get("token_type", "Bearer")
-    if not isinstance(token_type, str) or token_type.lower() != "bearer":
+    kinds = ("bearer", "dpop") if dpop else ("bearer",)
+    if not isinstance(token_type, str) or token_type.lower() not in kinds:
         raise AuthorizationFailed(
-            f"the token endpoint {where(endpoint)} gave a {token_type!r} token, not a Bearer one"
+            f"the token endpoint {where(endpoint)} gave a {token_type!r} token, not a "
+            + ("Bearer or DPoP one" if dpop else "Bearer one")
         )
     expires_at = None
     expires_in = data.get("expires_in")
@@ -209,7 +242,7 @@ def parse_tokens(
         scope = requested_scope if requested_scope else (previous.scope if previous else None)
     return Tokens(
         access_token=access,
-        token_type="Bearer",
+        token_type="DPoP" if token_type.lower() == "dpop" else "Bearer",
         expires_at=expires_at,
         refresh_token=refresh,
         scope=scope or None,
@@ -238,6 +271,7 @@ async def exchange_code(
     scope: str | None,
     private_key_pem: str | None = None,
     signing_algorithm: str | None = None,
+    dpop: DpopProver | None = None,
 ) -> Tokens:
     """Redeem an authorization code (with its PKCE verifier)."""
     form = {
@@ -256,6 +290,7 @@ async def exchange_code(
         requested_scope=scope,
         private_key_pem=private_key_pem,
         signing_algorithm=signing_algorithm,
+        dpop=dpop,
     )
 
 
@@ -266,6 +301,7 @@ async def refresh(
     *,
     private_key_pem: str | None = None,
     signing_algorithm: str | None = None,
+    dpop: DpopProver | None = None,
 ) -> Tokens:
     """Trade ``tokens``' refresh token for new tokens at the endpoint that issued them."""
     if not tokens.refresh_token or not tokens.token_endpoint or not tokens.issuer:
@@ -282,6 +318,7 @@ async def refresh(
         private_key_pem=private_key_pem,
         signing_algorithm=signing_algorithm,
         previous=tokens,
+        dpop=dpop,
     )
 
 
@@ -295,6 +332,7 @@ async def client_credentials(
     scope: str | None,
     private_key_pem: str | None = None,
     signing_algorithm: str | None = None,
+    dpop: DpopProver | None = None,
 ) -> Tokens:
     """The machine-to-machine grant: no person, the client's own credentials."""
     form = {"grant_type": "client_credentials"}
@@ -310,4 +348,5 @@ async def client_credentials(
         requested_scope=scope,
         private_key_pem=private_key_pem,
         signing_algorithm=signing_algorithm,
+        dpop=dpop,
     )

@@ -19,8 +19,10 @@ from cat_code.mcp.errors import AuthenticationRequired
 
 #: ``id_jag``: enterprise-managed authorization (SEP-990): an identity provider's ID token is
 #: exchanged for an ID-JAG (RFC 8693), which the server's authorization server takes as a
-#: JWT bearer grant (RFC 7523); no browser.
-GrantType = Literal["authorization_code", "client_credentials", "id_jag"]
+#: JWT bearer grant (RFC 7523); no browser. ``jwt_bearer``: workload identity federation
+#: (SEP-1933): a token the platform gave the workload (Kubernetes, a cloud, a CI system) is
+#: the RFC 7523 assertion itself; no browser, no client secret.
+GrantType = Literal["authorization_code", "client_credentials", "id_jag", "jwt_bearer"]
 #: Refresh this long before the access token expires (clocks drift; requests take time).
 REFRESH_MARGIN_S = 60.0
 
@@ -46,6 +48,10 @@ class OAuthSettings:
     idp_client_id: str | None = None
     idp_client_secret: str | None = field(default=None, repr=False)
     idp_id_token: str | None = field(default=None, repr=False)
+    #: ``jwt_bearer`` only: the workload's assertion (a JWT), or the file that holds it,
+    #: read at every sign-in (platforms rotate these tokens).
+    assertion: str | None = field(default=None, repr=False)
+    assertion_file: str | None = None
 
 
 @dataclass(slots=True)
@@ -173,6 +179,13 @@ class TokenStore(Protocol):
     def registration(self, issuer: str) -> ClientRegistration | None: ...
 
     def save_registration(self, registration: ClientRegistration) -> None: ...
+
+    def dpop_key(self, server: str) -> str | None:
+        """The PEM of the DPoP key ``server``'s tokens are bound to (None: none yet)."""
+
+    def save_dpop_key(self, server: str, pem: str, *, replace: bool = False) -> str:
+        """Keep ``pem`` as ``server``'s DPoP key and return the key now kept: one saved
+        meanwhile (by another process) wins unless ``replace``."""
 
     def locked(self, server: str) -> AbstractAsyncContextManager[None]:
         """Held while refreshing ``server``'s tokens: one refresh at a time, across
