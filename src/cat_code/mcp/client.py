@@ -7,9 +7,11 @@ changed), ``tools/call``, per-request timeouts that send ``notifications/cancell
 and leave the connection usable (progress from the server restarts a timeout, up to
 `MAX_TIMEOUT_WITH_PROGRESS` times it in all; the timers live in `deadlines`), and the
 answers to server-originated messages (``ping`` → ``{}``, ``roots/list`` when it was
-given `Roots`, ``elicitation/create`` only when a handler was given, anything else -32601;
-a 2026-07-28 server's input requests get the same answers, roots or the working
-directory). With a `Roots` it declares ``roots`` (``listChanged``; the 2026-07-28 session
+given `Roots`, ``elicitation/create`` (forms and URLs) only when a handler was given,
+anything else -32601; a 2026-07-28 server's input requests get the same answers, roots or
+the working directory; a -32042 "URL elicitation required" shows its URLs through the
+handler and fails the call saying so — the library itself never opens a URL). With a
+`Roots` it declares ``roots`` (``listChanged``; the 2026-07-28 session
 drops that flag) and, in the handshake era, sends ``notifications/roots/list_changed`` when
 they change. A server takes a ``roots/list`` answer in its own time, so a tool call within
 `ROOTS_GRACE_S` of one waits out the rest of that grace first (once, bounded: at worst one
@@ -32,6 +34,11 @@ from dataclasses import dataclass, replace
 from typing import Any, TypeGuard, cast
 
 from cat_code.mcp.deadlines import MAX_TIMEOUT_WITH_PROGRESS, Deadlines
+from cat_code.mcp.elicitation import (
+    ELICITATION_CAPABILITY,
+    URL_ELICITATION_REQUIRED,
+    url_elicitations,
+)
 from cat_code.mcp.errors import (
     HttpStatusError,
     McpClientError,
@@ -196,7 +203,7 @@ class McpClient:
         if self.roots is not None:
             capabilities["roots"] = {"listChanged": True}
         if self.elicitation_handler is not None:
-            capabilities["elicitation"] = {"form": {}}
+            capabilities["elicitation"] = dict(ELICITATION_CAPABILITY)
         return capabilities
 
     async def connect(self, timeout: float | None = None) -> None:
@@ -378,6 +385,28 @@ class McpClient:
             return self._roots_result()
         logger.debug("%s: declining the server's %s input request", self.name, method)
         return {"action": "decline"}
+
+    async def _url_required(self, method: str, error: McpError) -> McpError:
+        """A -32042: the server needs the user on a web page first. Each URL goes to the
+        elicitation handler (which asks before opening anything); the error that is
+        raised says what the user chose, so whoever called may try again later."""
+        urls = url_elicitations(error.data)
+        if self.elicitation_handler is None or not urls:
+            return error
+        chosen = []
+        for params in urls:
+            try:
+                action = (await self.elicitation_handler(params)).get("action")
+            except Exception as exc:  # a boundary: the handler is the user's
+                logger.warning("%s: elicitation handler failed: %s", self.name, exc)
+                action = "cancel"
+            chosen.append(f"{params['url']} ({'opened' if action == 'accept' else action})")
+        return McpError(
+            error.code,
+            f"{method}: server '{self.name}' needs the user to finish a step in the browser "
+            f"first: {'; '.join(chosen)}. Try again once it is done. ({error.message})",
+            error.data,
+        )
 
     async def _in_new_session(
         self,
@@ -598,16 +627,23 @@ class McpClient:
         params = {"name": name, "arguments": arguments or {}}
         if self._roots_settle_until:
             await self._roots_settled()
-        # `request` inlined: one coroutine less per call on the hottest path (~0.8 µs).
-        if self._modern is not None:
-            result = await self._stateless_request("tools/call", params, timeout, progress)
-        else:
-            if self._renewal is not None:
-                await self._await_renewal("tools/call", timeout)
-            try:
-                result = await self._timed_request("tools/call", params, timeout, progress)
-            except _Expired as exc:
-                result = await self._in_new_session(exc, "tools/call", params, timeout, progress)
+        try:
+            # `request` inlined: one coroutine less per call on the hottest path (~0.8 µs).
+            if self._modern is not None:
+                result = await self._stateless_request("tools/call", params, timeout, progress)
+            else:
+                if self._renewal is not None:
+                    await self._await_renewal("tools/call", timeout)
+                try:
+                    result = await self._timed_request("tools/call", params, timeout, progress)
+                except _Expired as exc:
+                    result = await self._in_new_session(
+                        exc, "tools/call", params, timeout, progress
+                    )
+        except McpError as exc:
+            if exc.code == URL_ELICITATION_REQUIRED:
+                raise await self._url_required(name, exc) from exc
+            raise
         if not isinstance(result, dict):
             raise ProtocolError("tools/call result is not an object")
         # Where call results cross into our code: an object is taken as one (the adapter
@@ -773,6 +809,8 @@ class McpClient:
             self._listing_changed("prompts/list")
             if self.on_prompts_changed is not None:
                 self.on_prompts_changed()
+        elif method == "notifications/elicitation/complete":
+            logger.info("%s: the step in the browser is done", self.name)
         elif method == "notifications/resources/updated":
             uri = params.get("uri")
             if isinstance(uri, str) and self.on_resource_updated is not None:
