@@ -61,6 +61,7 @@ from cat_code.mcp.session.modern import (
     StatelessSession,
     result_type,
 )
+from cat_code.mcp.tasks import Shape, TaskWait, task_shape
 from cat_code.mcp.transports.base import JsonObject, RequestContext, Transport
 from cat_code.mcp.wire import (
     CallToolResult,
@@ -93,6 +94,8 @@ MAX_INPUT_ROUNDS = 8
 #: server-filesystem take the answer in the background, and a call that overtakes it is
 #: refused ("Access denied"). A bound, not a signal: no server says when it is done.
 ROOTS_GRACE_S = 0.15
+#: How many status notifications of not-yet-followed tasks are kept (see `_follow_task`).
+EARLY_TASK_NOTES = 32
 #: ``-v`` logs every message, cut to this many characters.
 TRACE_CHARS = 2000
 
@@ -167,6 +170,11 @@ class McpClient:
         #: Event-loop time until which a tool call waits: the server may still be taking
         #: the roots we just answered (0: no answer lately, the hot path checks only that).
         self._roots_settle_until = 0.0
+        #: Task id → the tool call following it (status notifications wake it).
+        self._tasks: dict[str, TaskWait] = {}
+        #: Status notifications of tasks nobody follows yet: a server may notify before the
+        #: call that created the task has resumed (the last `EARLY_TASK_NOTES` are kept).
+        self._early_task_notes: dict[str, JsonObject] = {}
 
     # -- what the session tells ------------------------------------------------------
 
@@ -345,7 +353,7 @@ class McpClient:
                         exc.data,
                     ) from exc
                 raise
-            if result_type(result) == "complete":
+            if result_type(result) in ("complete", "task"):
                 return result
             rounds += 1
             if rounds > MAX_INPUT_ROUNDS:
@@ -362,12 +370,14 @@ class McpClient:
         }
         requests = result.get("inputRequests")
         if isinstance(requests, dict) and requests:
-            retry["inputResponses"] = {
-                key: await self._input_for(request) for key, request in requests.items()
-            }
+            retry["inputResponses"] = await self._answer_inputs(requests)
         if "requestState" in result:
             retry["requestState"] = result["requestState"]
         return retry
+
+    async def _answer_inputs(self, requests: JsonObject) -> JsonObject:
+        """The answers to a map of input requests, keyed like it."""
+        return {key: await self._input_for(request) for key, request in requests.items()}
 
     async def _input_for(self, request: Any) -> JsonObject:
         """One input a server asked for: a form through the elicitation handler, the roots
@@ -624,7 +634,9 @@ class McpClient:
         progress: ProgressHandler | None = None,
     ) -> CallToolResult:
         """Call a tool by its original name and return the wire ``CallToolResult``."""
-        params = {"name": name, "arguments": arguments or {}}
+        params: JsonObject = {"name": name, "arguments": arguments or {}}
+        if self._modern is None and self._task_support(name):
+            params["task"] = {"ttl": int(timeout * 1000)} if timeout and timeout < math.inf else {}
         if self._roots_settle_until:
             await self._roots_settled()
         try:
@@ -644,11 +656,57 @@ class McpClient:
             if exc.code == URL_ELICITATION_REQUIRED:
                 raise await self._url_required(name, exc) from exc
             raise
+        shape = task_shape(result)
+        if shape is not None:
+            result = await self._follow_task(result, shape, timeout, progress)
         if not isinstance(result, dict):
             raise ProtocolError("tools/call result is not an object")
         # Where call results cross into our code: an object is taken as one (the adapter
         # still checks every field it reads).
         return cast(CallToolResult, result)
+
+    def _task_support(self, tool: str) -> bool:
+        """Whether a 2025-11-25 server runs this tool as a task: it declares task-augmented
+        ``tools/call`` and the tool allows it (``execution.taskSupport``)."""
+        tasks = self.server_capabilities.get("tasks")
+        requests = tasks.get("requests") if isinstance(tasks, dict) else None
+        tools = requests.get("tools") if isinstance(requests, dict) else None
+        if not isinstance(tools, dict) or "call" not in tools:
+            return False
+        for definition in self._tools or ():
+            if definition.get("name") == tool:
+                execution = definition.get("execution")
+                support = execution.get("taskSupport") if isinstance(execution, dict) else None
+                return support in ("optional", "required")
+        return False
+
+    async def _follow_task(
+        self,
+        first: JsonObject,
+        shape: Shape,
+        timeout: float | None,
+        progress: ProgressHandler | None,
+    ) -> Any:
+        """Poll a task-augmented call to its end (`cat_code.mcp.tasks`): bounded by the
+        task's TTL and ``timeout`` (``toolTimeoutMs``), each poll by the request timeout."""
+        wait = TaskWait(
+            first,
+            shape,
+            server=self.name,
+            request=self.request,
+            answer_inputs=self._answer_inputs,
+            spawn=self._spawn,
+            limit=timeout,
+            report=progress,
+        )
+        self._tasks[wait.task_id] = wait
+        early = self._early_task_notes.pop(wait.task_id, None)
+        if early is not None:
+            wait.notified(early)
+        try:
+            return await wait.outcome()
+        finally:
+            self._tasks.pop(wait.task_id, None)
 
     # -- resources, prompts, completion ------------------------------------------------
 
@@ -809,6 +867,15 @@ class McpClient:
             self._listing_changed("prompts/list")
             if self.on_prompts_changed is not None:
                 self.on_prompts_changed()
+        elif method in ("notifications/tasks", "notifications/tasks/status"):
+            task_id = params.get("taskId")
+            wait = self._tasks.get(task_id) if isinstance(task_id, str) else None
+            if wait is not None:
+                wait.notified(params)
+            elif isinstance(task_id, str):
+                self._early_task_notes[task_id] = params
+                while len(self._early_task_notes) > EARLY_TASK_NOTES:
+                    del self._early_task_notes[next(iter(self._early_task_notes))]
         elif method == "notifications/elicitation/complete":
             logger.info("%s: the step in the browser is done", self.name)
         elif method == "notifications/resources/updated":
