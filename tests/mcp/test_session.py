@@ -64,7 +64,9 @@ async def test_a_server_that_answers_discover_is_spoken_to_statelessly() -> None
     assert fake.methods() == ["server/discover", "tools/list"]  # no initialize
     meta = fake.requests[-1]["params"]["_meta"]
     assert meta["io.modelcontextprotocol/protocolVersion"] == MODERN
-    assert meta["io.modelcontextprotocol/clientCapabilities"] == {}
+    # Only the tasks extension, which every 2026-07-28 request declares.
+    tasks = {"io.modelcontextprotocol/tasks": {}}
+    assert meta["io.modelcontextprotocol/clientCapabilities"] == {"extensions": tasks}
     assert meta["io.modelcontextprotocol/clientInfo"]["name"] == "cat-code"
 
 
@@ -273,6 +275,8 @@ async def test_an_unknown_result_type_breaks_the_protocol_and_a_missing_one_is_c
     client = await connected(fake)
     assert await client.call_tool("complete") == {"resultType": "complete", "content": []}
     with pytest.raises(ProtocolError, match="resultType"):
+        await client.call_tool("bogus")
+    with pytest.raises(ProtocolError, match="no taskId"):  # declared, but malformed
         await client.call_tool("task")
 
 

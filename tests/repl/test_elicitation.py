@@ -129,3 +129,70 @@ async def test_the_final_question_can_decline_or_cancel_a_filled_form() -> None:
         result = await fill_form(params, script.ask, script.say, server=None)
         assert result["action"] == (action or "accept")
         assert ("content" in result) is (action is None)
+
+
+URL_REQUEST = {"mode": "url", "url": "https://pay.example.com/x?y=1", "message": "Pay"}
+
+
+class Browser:
+    def __init__(self, available: bool = True) -> None:
+        self.available = available
+        self.opened: list[str] = []
+
+    def __call__(self, url: str) -> bool:
+        if self.available:
+            self.opened.append(url)
+        return self.available
+
+
+async def test_a_url_request_shows_the_server_the_message_and_the_url_and_opens_after_a_yes() -> (
+    None
+):
+    script, browser = Script("y"), Browser()
+    result = await fill_form(URL_REQUEST, script.ask, script.say, server="pay", open_url=browser)
+    assert result == {"action": "accept"}
+    assert browser.opened == [URL_REQUEST["url"]]
+    assert script.said[:3] == [
+        "⏺ MCP server 'pay' asks you to open a web page: Pay",
+        "  https://pay.example.com/x?y=1",
+        "  site: pay.example.com",
+    ]
+    assert script.said[-1] == "  opened in your browser"
+
+
+@pytest.mark.parametrize(
+    ("answer", "action"), [("n", "decline"), ("c", "accept"), (KeyboardInterrupt, "cancel")]
+)
+async def test_a_url_is_never_opened_without_a_yes(
+    answer: str | type[BaseException], action: str
+) -> None:
+    script, browser = Script(answer), Browser()
+    result = await fill_form(URL_REQUEST, script.ask, script.say, server="pay", open_url=browser)
+    assert result == {"action": action}
+    assert browser.opened == []
+
+
+async def test_with_no_browser_a_yes_prints_the_url_to_copy() -> None:
+    script = Script("yes")
+    result = await fill_form(
+        URL_REQUEST, script.ask, script.say, server=None, open_url=Browser(available=False)
+    )
+    assert result == {"action": "accept"}
+    assert script.said[-1] == "  no browser here; open it yourself: https://pay.example.com/x?y=1"
+
+
+async def test_a_url_that_is_not_a_web_address_is_declined_without_asking() -> None:
+    script, browser = Script(), Browser()
+    request = {"mode": "url", "url": "javascript:alert(1)", "message": "Click"}
+    result = await fill_form(request, script.ask, script.say, server="x", open_url=browser)
+    assert result == {"action": "decline"}
+    assert script.asked == [] and browser.opened == []
+
+
+async def test_a_punycode_host_is_flagged_and_the_host_is_shown_apart() -> None:
+    shown: list[tuple[str, str, str]] = []
+    script = Script("n")
+    request = {"mode": "url", "url": "https://user@xn--pple-43d.com:8443/a", "message": "Hi"}
+    await fill_form(request, script.ask, script.say, server="x", show_url=shown.append)
+    assert shown == [("https://user@", "xn--pple-43d.com:8443", "/a")]
+    assert "  ⚠ the site's name uses look-alike (punycode or non-ASCII) characters" in script.said

@@ -20,7 +20,7 @@ import difflib
 import json
 import logging
 import sys
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 from cat_code.cli.output import EXIT_FAILED, EXIT_OK, EXIT_USAGE, print_error, print_line
 from cat_code.host.config.load import McpConfig, load_config_from_args, only_servers
@@ -30,7 +30,7 @@ from cat_code.host.safe_text import SafeWriter, safe_json, safe_text
 from cat_code.host.server import ServerState, ServerStatus
 from cat_code.host.shutdown import run_until_signal
 from cat_code.host.signin import SignIn, SignInTarget, sign_in_entry, sign_out
-from cat_code.host.status import format_status, format_tools, tool_json
+from cat_code.host.status import declined_line, format_status, format_tools, tool_json
 from cat_code.host.tool_adapter import may_belong_to
 from cat_code.mcp.errors import describe_error
 from cat_code.mcp.roots import Roots
@@ -142,7 +142,9 @@ async def _call(
         return EXIT_USAGE
     known = [s.name for s in config.servers] + [w.name for w in config.waiting]
     candidates = [server for server in known if may_belong_to(server, name)]
-    pool = McpPool(only_servers(config, candidates or None), roots=roots)
+    pool = McpPool(
+        only_servers(config, candidates or None), roots=roots, elicitation_handler=_decline
+    )
 
     async def work() -> int:
         await pool.connect_all()
@@ -187,6 +189,14 @@ async def _call(
         return EXIT_FAILED if result.is_error else EXIT_OK
 
     return await run_until_signal(pool, work)
+
+
+async def _decline(server: str, params: dict[str, Any]) -> dict[str, Any]:
+    """``mcp call`` has nobody to ask: it declines, and says so (a URL in full, unopened)."""
+    print_error(
+        declined_line(server, params, "by `mcp call`") + " (the REPL, `cat-code`, can ask you)"
+    )
+    return {"action": "decline"}
 
 
 def _unavailable(status: ServerStatus) -> str | None:

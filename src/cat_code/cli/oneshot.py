@@ -41,6 +41,7 @@ from cat_code.agent.transcript import tool_line
 from cat_code.host.safe_text import safe_text
 from cat_code.host.server import ServerState
 from cat_code.host.shutdown import run_until_signal
+from cat_code.host.status import declined_line
 from cat_code.tools.base import ToolResult
 
 logger = logging.getLogger(__name__)
@@ -226,8 +227,7 @@ class _OneShotEvents(AgentEvents):
 
 
 async def _decline(server: str, params: dict[str, Any]) -> dict[str, Any]:
-    message = " ".join(str(params.get("message", "")).split())
-    _say(f"cat-code: MCP server '{server}' asked for input ({message[:120]}); declined in -p mode")
+    _say(f"cat-code: {declined_line(server, params, 'in -p mode')}")
     return {"action": "decline"}
 
 

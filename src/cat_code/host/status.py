@@ -20,6 +20,7 @@ from cat_code.host.pool import McpPool
 from cat_code.host.prompts import usage
 from cat_code.host.safe_text import safe_line
 from cat_code.host.server import ServerState, ServerStatus
+from cat_code.mcp.elicitation import is_url_request
 from cat_code.mcp.skills import Skill
 from cat_code.mcp.wire import Prompt, Resource, ResourceTemplate
 
@@ -93,6 +94,19 @@ def waiting_lines(config: McpConfig) -> list[str]:
     waiting = config.needs_approval
     width = max((len(w.name) for w in waiting), default=0)
     return [f"  {w.name.ljust(width)}  {w.type}: {w.target}".rstrip() for w in waiting]
+
+
+def declined_line(server: str, params: dict[str, Any], where: str) -> str:
+    """What a front end that cannot ask says when it declines an elicitation: the server,
+    its message and (a URL request) the whole URL, never opened."""
+    message = safe_line(" ".join(str(params.get("message", "")).split()))[:120]
+    if is_url_request(params):
+        url = safe_line(str(params.get("url", "")))
+        return (
+            f"MCP server '{safe_line(server)}' asked you to open {url} ({message}); "
+            f"declined {where}, not opened"
+        )
+    return f"MCP server '{safe_line(server)}' asked for input ({message}); declined {where}"
 
 
 def format_tools(pool: McpPool, server: str | None = None) -> str:

@@ -7,9 +7,11 @@ changed), ``tools/call``, per-request timeouts that send ``notifications/cancell
 and leave the connection usable (progress from the server restarts a timeout, up to
 `MAX_TIMEOUT_WITH_PROGRESS` times it in all; the timers live in `deadlines`), and the
 answers to server-originated messages (``ping`` → ``{}``, ``roots/list`` when it was
-given `Roots`, ``elicitation/create`` only when a handler was given, anything else -32601;
-a 2026-07-28 server's input requests get the same answers, roots or the working
-directory). With a `Roots` it declares ``roots`` (``listChanged``; the 2026-07-28 session
+given `Roots`, ``elicitation/create`` (forms and URLs) only when a handler was given,
+anything else -32601; a 2026-07-28 server's input requests get the same answers, roots or
+the working directory; a -32042 "URL elicitation required" shows its URLs through the
+handler and fails the call saying so — the library itself never opens a URL). With a
+`Roots` it declares ``roots`` (``listChanged``; the 2026-07-28 session
 drops that flag) and, in the handshake era, sends ``notifications/roots/list_changed`` when
 they change. A server takes a ``roots/list`` answer in its own time, so a tool call within
 `ROOTS_GRACE_S` of one waits out the rest of that grace first (once, bounded: at worst one
@@ -32,6 +34,11 @@ from dataclasses import dataclass, replace
 from typing import Any, TypeGuard, cast
 
 from cat_code.mcp.deadlines import MAX_TIMEOUT_WITH_PROGRESS, Deadlines
+from cat_code.mcp.elicitation import (
+    ELICITATION_CAPABILITY,
+    URL_ELICITATION_REQUIRED,
+    url_elicitations,
+)
 from cat_code.mcp.errors import (
     HttpStatusError,
     McpClientError,
@@ -63,6 +70,7 @@ from cat_code.mcp.skills import (
     read_skill_file,
     valid_skill,
 )
+from cat_code.mcp.tasks import Shape, TaskWait, task_shape
 from cat_code.mcp.transports.base import JsonObject, RequestContext, Transport
 from cat_code.mcp.wire import (
     CallToolResult,
@@ -95,6 +103,8 @@ MAX_INPUT_ROUNDS = 8
 #: server-filesystem take the answer in the background, and a call that overtakes it is
 #: refused ("Access denied"). A bound, not a signal: no server says when it is done.
 ROOTS_GRACE_S = 0.15
+#: How many status notifications of not-yet-followed tasks are kept (see `_follow_task`).
+EARLY_TASK_NOTES = 32
 #: ``-v`` logs every message, cut to this many characters.
 TRACE_CHARS = 2000
 
@@ -172,6 +182,11 @@ class McpClient:
         #: Event-loop time until which a tool call waits: the server may still be taking
         #: the roots we just answered (0: no answer lately, the hot path checks only that).
         self._roots_settle_until = 0.0
+        #: Task id → the tool call following it (status notifications wake it).
+        self._tasks: dict[str, TaskWait] = {}
+        #: Status notifications of tasks nobody follows yet: a server may notify before the
+        #: call that created the task has resumed (the last `EARLY_TASK_NOTES` are kept).
+        self._early_task_notes: dict[str, JsonObject] = {}
 
     # -- what the session tells ------------------------------------------------------
 
@@ -208,7 +223,7 @@ class McpClient:
         if self.roots is not None:
             capabilities["roots"] = {"listChanged": True}
         if self.elicitation_handler is not None:
-            capabilities["elicitation"] = {"form": {}}
+            capabilities["elicitation"] = dict(ELICITATION_CAPABILITY)
         if self.skills:
             extensions = capabilities.setdefault("extensions", {})
             extensions[SKILLS_EXTENSION] = {}
@@ -353,7 +368,7 @@ class McpClient:
                         exc.data,
                     ) from exc
                 raise
-            if result_type(result) == "complete":
+            if result_type(result) in ("complete", "task"):
                 return result
             rounds += 1
             if rounds > MAX_INPUT_ROUNDS:
@@ -370,12 +385,14 @@ class McpClient:
         }
         requests = result.get("inputRequests")
         if isinstance(requests, dict) and requests:
-            retry["inputResponses"] = {
-                key: await self._input_for(request) for key, request in requests.items()
-            }
+            retry["inputResponses"] = await self._answer_inputs(requests)
         if "requestState" in result:
             retry["requestState"] = result["requestState"]
         return retry
+
+    async def _answer_inputs(self, requests: JsonObject) -> JsonObject:
+        """The answers to a map of input requests, keyed like it."""
+        return {key: await self._input_for(request) for key, request in requests.items()}
 
     async def _input_for(self, request: Any) -> JsonObject:
         """One input a server asked for: a form through the elicitation handler, the roots
@@ -393,6 +410,28 @@ class McpClient:
             return self._roots_result()
         logger.debug("%s: declining the server's %s input request", self.name, method)
         return {"action": "decline"}
+
+    async def _url_required(self, method: str, error: McpError) -> McpError:
+        """A -32042: the server needs the user on a web page first. Each URL goes to the
+        elicitation handler (which asks before opening anything); the error that is
+        raised says what the user chose, so whoever called may try again later."""
+        urls = url_elicitations(error.data)
+        if self.elicitation_handler is None or not urls:
+            return error
+        chosen = []
+        for params in urls:
+            try:
+                action = (await self.elicitation_handler(params)).get("action")
+            except Exception as exc:  # a boundary: the handler is the user's
+                logger.warning("%s: elicitation handler failed: %s", self.name, exc)
+                action = "cancel"
+            chosen.append(f"{params['url']} ({'opened' if action == 'accept' else action})")
+        return McpError(
+            error.code,
+            f"{method}: server '{self.name}' needs the user to finish a step in the browser "
+            f"first: {'; '.join(chosen)}. Try again once it is done. ({error.message})",
+            error.data,
+        )
 
     async def _in_new_session(
         self,
@@ -610,24 +649,79 @@ class McpClient:
         progress: ProgressHandler | None = None,
     ) -> CallToolResult:
         """Call a tool by its original name and return the wire ``CallToolResult``."""
-        params = {"name": name, "arguments": arguments or {}}
+        params: JsonObject = {"name": name, "arguments": arguments or {}}
+        if self._modern is None and self._task_support(name):
+            params["task"] = {"ttl": int(timeout * 1000)} if timeout and timeout < math.inf else {}
         if self._roots_settle_until:
             await self._roots_settled()
-        # `request` inlined: one coroutine less per call on the hottest path (~0.8 µs).
-        if self._modern is not None:
-            result = await self._stateless_request("tools/call", params, timeout, progress)
-        else:
-            if self._renewal is not None:
-                await self._await_renewal("tools/call", timeout)
-            try:
-                result = await self._timed_request("tools/call", params, timeout, progress)
-            except _Expired as exc:
-                result = await self._in_new_session(exc, "tools/call", params, timeout, progress)
+        try:
+            # `request` inlined: one coroutine less per call on the hottest path (~0.8 µs).
+            if self._modern is not None:
+                result = await self._stateless_request("tools/call", params, timeout, progress)
+            else:
+                if self._renewal is not None:
+                    await self._await_renewal("tools/call", timeout)
+                try:
+                    result = await self._timed_request("tools/call", params, timeout, progress)
+                except _Expired as exc:
+                    result = await self._in_new_session(
+                        exc, "tools/call", params, timeout, progress
+                    )
+        except McpError as exc:
+            if exc.code == URL_ELICITATION_REQUIRED:
+                raise await self._url_required(name, exc) from exc
+            raise
+        shape = task_shape(result)
+        if shape is not None:
+            result = await self._follow_task(result, shape, timeout, progress)
         if not isinstance(result, dict):
             raise ProtocolError("tools/call result is not an object")
         # Where call results cross into our code: an object is taken as one (the adapter
         # still checks every field it reads).
         return cast(CallToolResult, result)
+
+    def _task_support(self, tool: str) -> bool:
+        """Whether a 2025-11-25 server runs this tool as a task: it declares task-augmented
+        ``tools/call`` and the tool allows it (``execution.taskSupport``)."""
+        tasks = self.server_capabilities.get("tasks")
+        requests = tasks.get("requests") if isinstance(tasks, dict) else None
+        tools = requests.get("tools") if isinstance(requests, dict) else None
+        if not isinstance(tools, dict) or "call" not in tools:
+            return False
+        for definition in self._tools or ():
+            if definition.get("name") == tool:
+                execution = definition.get("execution")
+                support = execution.get("taskSupport") if isinstance(execution, dict) else None
+                return support in ("optional", "required")
+        return False
+
+    async def _follow_task(
+        self,
+        first: JsonObject,
+        shape: Shape,
+        timeout: float | None,
+        progress: ProgressHandler | None,
+    ) -> Any:
+        """Poll a task-augmented call to its end (`cat_code.mcp.tasks`): bounded by the
+        task's TTL and ``timeout`` (``toolTimeoutMs``), each poll by the request timeout."""
+        wait = TaskWait(
+            first,
+            shape,
+            server=self.name,
+            request=self.request,
+            answer_inputs=self._answer_inputs,
+            spawn=self._spawn,
+            limit=timeout,
+            report=progress,
+        )
+        self._tasks[wait.task_id] = wait
+        early = self._early_task_notes.pop(wait.task_id, None)
+        if early is not None:
+            wait.notified(early)
+        try:
+            return await wait.outcome()
+        finally:
+            self._tasks.pop(wait.task_id, None)
 
     # -- resources, prompts, completion ------------------------------------------------
 
@@ -829,6 +923,17 @@ class McpClient:
             self._listing_changed("prompts/list")
             if self.on_prompts_changed is not None:
                 self.on_prompts_changed()
+        elif method in ("notifications/tasks", "notifications/tasks/status"):
+            task_id = params.get("taskId")
+            wait = self._tasks.get(task_id) if isinstance(task_id, str) else None
+            if wait is not None:
+                wait.notified(params)
+            elif isinstance(task_id, str):
+                self._early_task_notes[task_id] = params
+                while len(self._early_task_notes) > EARLY_TASK_NOTES:
+                    del self._early_task_notes[next(iter(self._early_task_notes))]
+        elif method == "notifications/elicitation/complete":
+            logger.info("%s: the step in the browser is done", self.name)
         elif method == "notifications/resources/updated":
             uri = params.get("uri")
             if isinstance(uri, str) and self.on_resource_updated is not None:

@@ -51,6 +51,7 @@ from cat_code.host.safe_text import SafeWriter
 from cat_code.host.server import McpServer, ServerState, ServerStatus
 from cat_code.host.shutdown import run_until_signal
 from cat_code.host.status import decision_line, waiting_lines
+from cat_code.mcp.auth.callback import open_in_background
 from cat_code.mcp.errors import ConfigError, McpClientError, describe_error
 from cat_code.repl import prompt_commands
 from cat_code.repl.commands import (
@@ -728,7 +729,13 @@ class Repl:
                     self._question,
                     lambda line: self.console.print(Text(line)),
                     server=server,
+                    open_url=open_in_background,
+                    show_url=self._show_url,
                 )
+
+    def _show_url(self, parts: tuple[str, str, str]) -> None:
+        head, host, rest = parts
+        self.console.print(Text.assemble("  ", (head, "dim"), (host, "bold yellow"), rest))
 
 
 class _SlashCompleter(Completer):

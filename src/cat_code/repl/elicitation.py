@@ -6,7 +6,10 @@ what the user typed into a value of the field's type, or raises `ValueError` say
 what is wrong, so the form asks again. `fill_form` drives one request through two
 injected callables (``ask`` a line with a pre-filled default, ``say`` a line), so it is
 tested without a terminal. Ctrl-C anywhere is "cancel", Ctrl-D is "decline"; only an
-explicit accept sends content back.
+explicit accept sends content back. A URL request (``mode: "url"``) shows the server, its
+message and the whole URL with its host highlighted (look-alike hosts flagged), and
+opens the browser only after the user says yes; "c" accepts without opening (the user
+copies the URL), anything but http(s) is declined unopened.
 """
 
 from __future__ import annotations
@@ -16,6 +19,9 @@ import re
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
 from typing import Any, Literal
+from urllib.parse import urlsplit
+
+from cat_code.mcp.elicitation import is_url_request
 
 logger = logging.getLogger(__name__)
 
@@ -24,6 +30,10 @@ Kind = Literal["string", "number", "integer", "boolean", "choice", "multi"]
 #: KeyboardInterrupt (Ctrl-C) or EOFError (Ctrl-D).
 Ask = Callable[[str, str], Awaitable[str]]
 Say = Callable[[str], None]
+#: Open a URL in the user's browser; False when there is none to open.
+OpenUrl = Callable[[str], bool]
+#: Show a URL as (scheme and "//", host and port, the rest), the host highlighted.
+ShowUrl = Callable[[tuple[str, str, str]], None]
 
 _EMAIL = re.compile(r"^[^@\s]+@[^@\s]+\.[^@\s]+$")
 _YES = {"y", "yes", "true", "1", "on"}
@@ -208,16 +218,22 @@ def question(f: Field) -> str:
 
 
 async def fill_form(
-    params: dict[str, Any], ask: Ask, say: Say, *, server: str | None
+    params: dict[str, Any],
+    ask: Ask,
+    say: Say,
+    *,
+    server: str | None,
+    open_url: OpenUrl | None = None,
+    show_url: ShowUrl | None = None,
 ) -> dict[str, Any]:
-    """Run one ``elicitation/create`` request with the user; returns the result to send."""
+    """Run one ``elicitation/create`` request with the user; returns the result to send.
+    A URL request goes to `_visit` (``open_url`` starts the browser; without it the
+    user can only copy the URL)."""
     who = f"MCP server '{server}'" if server else "An MCP server"
     message = str(params.get("message") or "(no message)")
     try:
-        if isinstance(params.get("url"), str):
-            say(f"⏺ {who} asks you to open a URL: {message}")
-            say(f"  {params['url']}")
-            return await _final(ask, content=None)
+        if is_url_request(params):
+            return await _visit(params, ask, say, who=who, open_url=open_url, show_url=show_url)
         say(f"⏺ {who} asks: {message}")
         say("  (Enter keeps a [default]; Ctrl-C cancels, Ctrl-D declines)")
         content: dict[str, Any] = {}
@@ -243,6 +259,65 @@ async def fill_form(
     except EOFError:
         say("  declined")
         return {"action": "decline"}
+
+
+def url_parts(url: str) -> tuple[str, str, str]:
+    """``url`` cut around its host: (``scheme://`` and any user info, ``host[:port]``, the
+    rest). A URL with no host is all "rest"."""
+    parts = urlsplit(url)
+    if not parts.netloc:
+        return "", "", url
+    user, _, host = parts.netloc.rpartition("@")
+    head = f"{parts.scheme}://" + (f"{user}@" if user else "")
+    return head, host, url[len(head) + len(host) :]
+
+
+def lookalike_host(host: str) -> bool:
+    """Whether a host may imitate another: punycode labels (``xn--``) or non-ASCII."""
+    return not host.isascii() or any(label.startswith("xn--") for label in host.lower().split("."))
+
+
+async def _visit(
+    params: dict[str, Any],
+    ask: Ask,
+    say: Say,
+    *,
+    who: str,
+    open_url: OpenUrl | None,
+    show_url: ShowUrl | None,
+) -> dict[str, Any]:
+    """A URL request: the server, its message and the whole URL (host highlighted), then
+    the user's choice. Nothing is opened before a "yes"; only http(s) is ever opened."""
+    url = str(params["url"])
+    message = str(params.get("message") or "(no message)")
+    head, host, rest = url_parts(url)
+    say(f"⏺ {who} asks you to open a web page: {message}")
+    if show_url is not None:
+        show_url((head, host, rest))
+    else:
+        say(f"  {url}")
+    if host:
+        say(f"  site: {host}")
+    if lookalike_host(host):
+        say("  ⚠ the site's name uses look-alike (punycode or non-ASCII) characters")
+    if urlsplit(url).scheme not in ("http", "https") or not host:
+        say("  not a web address: declined")
+        return {"action": "decline"}
+    options = "y open in the browser · c copy it myself · n decline"
+    while True:
+        answer = (await ask(f"  open it? {options} › ", "")).strip().lower()
+        if answer in ("y", "yes", "o", "open"):
+            if open_url is not None and open_url(url):
+                say("  opened in your browser")
+            else:
+                say(f"  no browser here; open it yourself: {url}")
+            return {"action": "accept"}
+        if answer in ("c", "copy"):
+            say(f"  open it yourself: {url}")
+            return {"action": "accept"}
+        if answer in ("n", "no", "d", "decline"):
+            say("  declined")
+            return {"action": "decline"}
 
 
 async def _final(ask: Ask, *, content: dict[str, Any] | None) -> dict[str, Any]:

@@ -287,6 +287,16 @@ def browser_available() -> bool:
     return bool(os.environ.get("DISPLAY") or os.environ.get("WAYLAND_DISPLAY"))
 
 
+def open_in_background(url: str) -> bool:
+    """Open an http(s) ``url`` in a browser on a daemon thread (a browser command may run
+    until the browser is closed, and must never keep the process alive); False, opening
+    nothing, when there is no browser here."""
+    if urlsplit(url).scheme not in ("http", "https") or not browser_available():
+        return False
+    threading.Thread(target=_open_in_browser, args=(url,), name="browser", daemon=True).start()
+    return True
+
+
 def _open_in_browser(url: str) -> bool:
     if not browser_available():
         return False

@@ -22,6 +22,7 @@ from typing import TYPE_CHECKING, Any, Literal
 
 from cat_code.mcp.errors import AuthenticationRequired, HttpStatusError, McpError, ProtocolError
 from cat_code.mcp.session.handshake import CLIENT_INFO
+from cat_code.mcp.tasks import TASKS_EXTENSION
 from cat_code.mcp.transports.base import (
     HEALTHY_STREAM_S,
     NO_CONTEXT,
@@ -48,7 +49,15 @@ UNSUPPORTED_VERSION = -32022
 MODERN_ERRORS = frozenset({HEADER_MISMATCH, MISSING_CAPABILITY, UNSUPPORTED_VERSION})
 
 #: Methods whose ``Mcp-Name`` header carries ``params.name`` (or ``params.uri``).
-_NAME_PARAM = {"tools/call": "name", "prompts/get": "name", "resources/read": "uri"}
+_NAME_PARAM = {
+    "tools/call": "name",
+    "prompts/get": "name",
+    "resources/read": "uri",
+    # The tasks extension (SEP-2663) names the task.
+    "tasks/get": "taskId",
+    "tasks/update": "taskId",
+    "tasks/cancel": "taskId",
+}
 #: An HTTP header name token (RFC 9110 tchar).
 _TOKEN = re.compile(r"^[!#$%&'*+\-.^_`|~0-9A-Za-z]+$")
 _SENTINEL = re.compile(r"^=\?base64\?.*\?=$", re.DOTALL)
@@ -62,13 +71,18 @@ _LIST_CHANGED = {
     "prompts": "promptsListChanged",
 }
 
-ResultType = Literal["complete", "input_required"]
+#: "task": a task-augmented answer (the tasks extension, which the client declares).
+ResultType = Literal["complete", "input_required", "task"]
 
 
 def _for_this_era(capabilities: JsonObject) -> JsonObject:
     """The client's capabilities as this era declares them: ``roots`` without
     ``listChanged``, since 2026-07-28 removed ``notifications/roots/list_changed`` (a
-    server asks for the roots inside the request that needs them)."""
+    server asks for the roots inside the request that needs them), and the tasks extension
+    (`cat_code.mcp.tasks`; a handshake-era server offers its own experimental tasks)."""
+    extensions = capabilities.get("extensions")
+    extensions = {**(extensions if isinstance(extensions, dict) else {}), TASKS_EXTENSION: {}}
+    capabilities = {**capabilities, "extensions": extensions}
     roots = capabilities.get("roots")
     if not isinstance(roots, dict) or "listChanged" not in roots:
         return capabilities
@@ -154,6 +168,8 @@ def result_type(result: Any) -> ResultType:
         return "complete"
     if kind == "input_required":
         return "input_required"
+    if kind == "task":
+        return "task"
     raise ProtocolError(f"unknown resultType {kind!r:.60}")
 
 
