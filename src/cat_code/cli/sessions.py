@@ -14,13 +14,10 @@ import sys
 from pathlib import Path
 from typing import Any
 
-from cat_code.agent.history import LoadedSession, list_sessions
-from cat_code.host.safe_text import safe_json, safe_line
+from cat_code.agent.history import LoadedSession, list_sessions, session_line
+from cat_code.host.safe_text import safe_json
 
 logger = logging.getLogger(__name__)
-
-#: Longest first prompt shown in the text listing.
-PROMPT_CHARS = 60
 
 
 def session_record(session: LoadedSession) -> dict[str, Any]:
@@ -33,16 +30,6 @@ def session_record(session: LoadedSession) -> dict[str, Any]:
         "first_prompt": session.first_prompt,
         "path": str(session.path),
     }
-
-
-def session_line(session: LoadedSession, *, prompt_chars: int = PROMPT_CHARS) -> str:
-    """One session as the text listing (and the REPL's /resume) shows it."""
-    when = session.last_use.astimezone().strftime("%Y-%m-%d %H:%M")
-    prompt = " ".join(session.first_prompt.split())
-    if len(prompt) > prompt_chars:
-        prompt = prompt[: prompt_chars - 1] + "…"
-    turns = f"{session.turns} turn{'' if session.turns == 1 else 's'}"
-    return safe_line(f"{session.id}  {when}  {turns:>9}  {prompt}")
 
 
 def run_sessions_command(args: argparse.Namespace) -> int:

@@ -10,6 +10,7 @@ from cat_code.agent.history.store import (
     list_sessions,
     load,
     resolve,
+    session_line,
     sessions_folder,
 )
 
@@ -22,5 +23,6 @@ __all__ = [
     "list_sessions",
     "load",
     "resolve",
+    "session_line",
     "sessions_folder",
 ]

@@ -35,6 +35,7 @@ from typing import Any
 from cat_code.agent.history.codec import BadRecord, decode, encode
 from cat_code.agent.providers.base import AssistantMessage, Message, UserMessage
 from cat_code.host.home import cat_code_home, ensure_home
+from cat_code.host.safe_text import safe_line
 from cat_code.mcp.files import PRIVATE_FILE_MODE
 from cat_code.tools.base import ToolResult
 
@@ -225,6 +226,21 @@ def resolve(cwd: Path, *, resume: str | None, continue_latest: bool) -> LoadedSe
     return None
 
 
+#: Longest first prompt shown in a session's line.
+PROMPT_CHARS = 60
+
+
+def session_line(session: LoadedSession, *, prompt_chars: int = PROMPT_CHARS) -> str:
+    """One session on one line, as ``cat-code sessions`` and ``/resume`` list it: id, last
+    use (local time), turns, the first prompt (cut; made safe to print)."""
+    when = session.last_use.astimezone().strftime("%Y-%m-%d %H:%M")
+    prompt = " ".join(session.first_prompt.split())
+    if len(prompt) > prompt_chars:
+        prompt = prompt[: prompt_chars - 1] + "…"
+    turns = f"{session.turns} turn{'' if session.turns == 1 else 's'}"
+    return safe_line(f"{session.id}  {when}  {turns:>9}  {prompt}")
+
+
 class SessionLog:
     """The file the conversation of one session is appended to, as it goes.
 
@@ -395,5 +411,6 @@ __all__ = [
     "list_sessions",
     "load",
     "resolve",
+    "session_line",
     "sessions_folder",
 ]
