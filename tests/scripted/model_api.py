@@ -19,6 +19,13 @@ Connections are HTTP/1.1 kept alive, as the real APIs keep them: every answer th
 properly (a sized body, or a stream with its last chunk) leaves the connection open for
 the client's next request, and only a cut or broken answer closes it. Closing after an
 answer whose headers did not say so races the client's connection pool.
+
+With a ``token_budget``, the server counts each request's tokens (characters / 4 of its
+system prompt, messages and tools) and refuses one over the budget as the real Messages
+API does: 400, ``invalid_request_error``, "prompt is too long: N tokens > B maximum"
+(recorded, but no step is taken). Answers it takes report that count as their
+``input_tokens``, so a client sees how full its context is. Messages API usage carries
+the cache fields (``cache_read_input_tokens``, ``cache_creation_input_tokens``).
 """
 
 from __future__ import annotations
@@ -83,13 +90,15 @@ class Streamed:
 
     ``tool_calls`` are (name, arguments, id) sent after the text; ``stop`` is our word
     for why it ended (end_turn, tool_use, max_tokens; by default from the tool calls);
-    ``usage`` is (input, output) tokens, None to send none, as some local servers do.
+    ``usage`` is (input, output) tokens, None to send none, as some local servers do;
+    ``cache`` is (cache read, cache creation) input tokens (Messages API only).
     """
 
     pieces: list[Piece]
     tool_calls: list[tuple[str, dict[str, Any] | str, str]] = field(default_factory=list)
     stop: str | None = None
     usage: tuple[int, int] | None = (10, 5)
+    cache: tuple[int, int] = (0, 0)
 
 
 def streamed(*pieces: Piece, **options: Any) -> Streamed:
@@ -104,8 +113,13 @@ _ids = itertools.count(1)
 class ScriptedModelApi:
     """A loopback HTTP server that plays a script of model answers."""
 
-    def __init__(self, steps: Iterable[Step] = ()) -> None:
+    def __init__(self, steps: Iterable[Step] = (), *, token_budget: int | None = None) -> None:
         self.steps: list[Step] = list(steps)
+        #: Requests over this many tokens are refused ("prompt is too long"); None: no limit.
+        self.token_budget = token_budget
+        #: The token count of every request (``request_tokens``), and how many were refused.
+        self.token_counts: list[int] = []
+        self.refused = 0
         self.requests: list[dict[str, Any]] = []
         self.paths: list[str] = []
         self.headers: list[dict[str, str]] = []
@@ -144,11 +158,20 @@ class ScriptedModelApi:
                 raise AssertionError(f"expected {count} request(s), got {len(self.requests)}")
 
     def _next(self, body: dict[str, Any], path: str, headers: dict[str, str]) -> Reply | Streamed:
+        tokens = request_tokens(body)
         with self._cond:
             self.requests.append(body)
             self.paths.append(path)
             self.headers.append(headers)
+            self.token_counts.append(tokens)
             self._cond.notify_all()
+            if self.token_budget is not None and tokens > self.token_budget:
+                self.refused += 1
+                return anthropic_error(
+                    400,
+                    "invalid_request_error",
+                    f"prompt is too long: {tokens} tokens > {self.token_budget} maximum",
+                )
             step = self.steps.pop(0) if self.steps else None
         if step is None:
             self.errors.append(f"request {len(self.requests)} past the end of the script")
@@ -158,6 +181,8 @@ class ScriptedModelApi:
         except Exception as exc:  # a failed check inside a step must reach the test
             self.errors.append(f"step for request {len(self.requests)} failed: {exc!r}")
             return Reply({"error": {"type": "api_error", "message": f"step failed: {exc}"}}, 500)
+        if self.token_budget is not None:
+            outcome = _with_input_tokens(outcome, tokens)
         if isinstance(outcome, Streamed):
             self._holds.extend(p for p in outcome.pieces if isinstance(p, Hold))
             return outcome
@@ -226,6 +251,26 @@ class ScriptedModelApi:
         return Handler
 
 
+def request_tokens(body: dict[str, Any]) -> int:
+    """A request's size in tokens as the budget counts it: characters / 4 of what fills the
+    context (system prompt, messages, tool definitions)."""
+    sized = {k: body.get(k) for k in ("system", "messages", "tools")}
+    return len(json.dumps(sized, ensure_ascii=False)) // 4
+
+
+def _with_input_tokens(outcome: Answer, tokens: int) -> Answer:
+    """``outcome`` reporting ``tokens`` input tokens, as the real API counts them."""
+    if isinstance(outcome, Streamed):
+        if outcome.usage is not None:
+            outcome.usage = (tokens, outcome.usage[1])
+        return outcome
+    if isinstance(outcome, dict) and isinstance(outcome.get("usage"), dict):
+        usage = dict(outcome["usage"])
+        usage["input_tokens" if "input_tokens" in usage else "prompt_tokens"] = tokens
+        return {**outcome, "usage": usage}
+    return outcome
+
+
 # -- Anthropic Messages API answers ------------------------------------------------------
 
 
@@ -238,7 +283,12 @@ def anthropic_message(content: list[dict[str, Any]], stop_reason: str) -> dict[s
         "content": content,
         "stop_reason": stop_reason,
         "stop_sequence": None,
-        "usage": {"input_tokens": 10, "output_tokens": 5},
+        "usage": {
+            "input_tokens": 10,
+            "output_tokens": 5,
+            "cache_creation_input_tokens": 0,
+            "cache_read_input_tokens": 0,
+        },
     }
 
 
@@ -315,6 +365,11 @@ def as_streamed(answer: dict[str, Any]) -> Streamed:
         ]
         stop = answer["stop_reason"]
         usage = answer["usage"]["input_tokens"], answer["usage"]["output_tokens"]
+        cache = (
+            answer["usage"].get("cache_read_input_tokens") or 0,
+            answer["usage"].get("cache_creation_input_tokens") or 0,
+        )
+        return Streamed(_words(text), tool_calls=calls, stop=stop, usage=usage, cache=cache)
     else:
         choice = answer["choices"][0]
         message = choice["message"]
@@ -356,7 +411,13 @@ def _stop_of(answer: Streamed) -> str:
 def _anthropic_frames(answer: Streamed) -> Iterator[bytes | Hold | Cut]:
     tokens_in, tokens_out = answer.usage or (0, 0)
     message = anthropic_message([], "end_turn")
-    message.update(stop_reason=None, usage={"input_tokens": tokens_in, "output_tokens": 1})
+    usage = {
+        "input_tokens": tokens_in,
+        "output_tokens": 1,
+        "cache_read_input_tokens": answer.cache[0],
+        "cache_creation_input_tokens": answer.cache[1],
+    }
+    message.update(stop_reason=None, usage=usage)
     yield _event("message_start", {"type": "message_start", "message": message})
     yield _event("ping", {"type": "ping"})
     index = 0

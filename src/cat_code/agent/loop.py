@@ -19,6 +19,15 @@ results go back in call order. Invariants:
   the model had not finished asking for are dropped. Tool calls run once the model's
   message is complete: they are only whole then (and a call's arguments only valid).
 
+- Every change to the conversation is handed to the `ConversationLog` (the session file)
+  as soon as it is made: the prompt before the request, each answer before its tools run,
+  each set of results before the next request.
+- Compaction (`compact`, `cat_code.agent.compaction`) replaces the older messages with
+  a summary: on request, before a request when the last one used `THRESHOLD_PERCENT` of the
+  context window (unless ``CAT_CODE_AUTO_COMPACT=off``), and once when the API answers that
+  the prompt is too long, the request then retried. Tools found by search before it stay
+  found (``ToolSearch.kept``).
+
 The loop knows `Tool` and `ToolRegistry`, never MCP; the UI listens through `AgentEvents`.
 """
 
@@ -28,8 +37,11 @@ import asyncio
 import logging
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field, replace
-from typing import Literal
+from typing import Literal, Protocol
 
+from cat_code.agent import compaction
+from cat_code.agent.compaction import Compaction
+from cat_code.agent.cost import UsageMeter
 from cat_code.agent.permissions import Permissions
 from cat_code.agent.providers.base import (
     AssistantMessage,
@@ -97,6 +109,28 @@ class AgentEvents:
         """A permission rule refused a call (one short line for the user); its
         ``tool_finished``, with the explanation the model gets, follows."""
 
+    def compacting(self, automatic: bool) -> None:
+        """The model is asked for a summary of the conversation (``automatic``: not asked
+        for by the user)."""
+
+    def compacted(self, result: Compaction) -> None:
+        """The conversation now goes on from the summary."""
+
+    def compaction_failed(self, error: ModelError) -> None:
+        """An automatic compaction failed; the conversation goes on as it was."""
+
+
+class ConversationLog(Protocol):
+    """Where the conversation is saved as it changes (`cat_code.agent.history.SessionLog`)."""
+
+    def sync(self, messages: Sequence[Message]) -> None:
+        """The conversation is now ``messages``; save what changed. Never raises."""
+
+    def compacted(
+        self, messages: Sequence[Message], found_tools: Sequence[str], **details: object
+    ) -> None:
+        """The conversation was compacted to ``messages``."""
+
 
 Status = Literal["done", "error", "max_turns"]
 
@@ -134,6 +168,8 @@ class Agent:
         events: AgentEvents | None = None,
         retry: RetryPolicy | None = None,
         tool_search: ToolSearch | None = None,
+        log: ConversationLog | None = None,
+        meter: UsageMeter | None = None,
     ) -> None:
         self.provider = provider
         self.registry = registry
@@ -145,36 +181,72 @@ class Agent:
         self.messages: list[Message] = []
         #: Which tool definitions go on each request (all, or search_tools and those found).
         self.tool_search = tool_search or ToolSearch(registry, provider.name)
+        #: The session file, told of every change to ``messages``.
+        self.log = log
+        #: Every request's tokens (compaction summaries too), for /cost.
+        self.meter = meter or UsageMeter()
+        #: What the last request used: automatic compaction goes by it.
+        self.last_usage: Usage | None = None
+        #: Compaction when the context fills (``CAT_CODE_AUTO_COMPACT=off``: never by itself).
+        self.auto_compact = compaction.auto_enabled()
         #: The text streamed by the model call in flight.
         self._partial: list[str] = []
 
     def clear(self) -> None:
         """Forget the conversation."""
         self.messages.clear()
+        self.tool_search.kept.clear()
+        self.last_usage = None
+
+    def load(self, messages: Sequence[Message], found_tools: Sequence[str] = ()) -> None:
+        """Go on from a saved conversation (the tools its compacted part had found, too)."""
+        self.messages[:] = list(messages)
+        self.tool_search.kept = set(found_tools)
+        self.last_usage = None
+
+    @property
+    def context_window(self) -> int:
+        return compaction.context_window(self.provider.name)
+
+    def _save(self) -> None:
+        if self.log is not None:
+            self.log.sync(self.messages)
 
     async def run(self, prompt: str) -> Outcome:
         """Run one user turn to its end. Raises only `asyncio.CancelledError`."""
-        start = len(self.messages)
+        # Where this turn began: an unanswered prompt is taken back from here (None once a
+        # compaction rewrote the conversation: the prompt is in the summary message then).
+        start: int | None = len(self.messages)
         self._add_user_text(prompt)
+        self._save()
         outcome = Outcome(status="done")
+        compacted_for_length = False
         try:
             while True:
                 if outcome.model_turns >= self.max_turns:
                     outcome.status = "max_turns"
                     return outcome
+                if await self._compact_if_full():
+                    start = None
                 try:
                     response = await self._complete()
                 except ModelError as error:
+                    if error.kind == "prompt_too_long" and not compacted_for_length:
+                        compacted_for_length = True  # once: then the error stands
+                        if await self._compact_quietly():
+                            start = None
+                            continue
                     self._keep_partial("error")
                     self._forget_unanswered(start)
                     outcome.status, outcome.error = "error", error
                     return outcome
+                compacted_for_length = False
                 outcome.model_turns += 1
-                outcome.usage.input_tokens += response.usage.input_tokens
-                outcome.usage.output_tokens += response.usage.output_tokens
+                outcome.usage.add(response.usage)
                 outcome.stop_reason = response.stop_reason
                 message = response.message
                 self.messages.append(message)
+                self._save()
                 self.events.assistant_message(message)
                 if message.text:
                     self.events.assistant_text(message.text, final=not message.tool_calls)
@@ -185,11 +257,14 @@ class Agent:
                 # arguments valid JSON) only then, and the model may ask for several.
                 results = await self._run_tools(message.tool_calls)
                 self.messages.append(UserMessage(tool_results=results))
+                self._save()
                 self.events.tool_results(results)
         except asyncio.CancelledError:
             self._keep_partial("user")
             self._repair_after_cancel(start)
             raise
+        finally:
+            self._save()
 
     async def run_messages(self, messages: Sequence[Message]) -> Outcome:
         """Run one user turn whose input is several messages (an MCP prompt's): they join
@@ -230,10 +305,84 @@ class Agent:
             outcome = await self.run(last.text)
         except asyncio.CancelledError:
             take_back()
+            self._save()
             raise
         if outcome.status == "error":
             take_back()
+            self._save()
         return outcome
+
+    # -- compaction --------------------------------------------------------------------
+
+    async def compact(
+        self, instructions: str = "", *, automatic: bool = False
+    ) -> Compaction | None:
+        """Replace the older messages with the model's summary of them, keeping the latest
+        exchange; None when there is nothing older to summarize. Raises `ModelError` when
+        the summary request fails (the conversation is then left as it was)."""
+        window = self.context_window
+        cut = compaction.plan(self.messages, window)
+        if cut is None:
+            return None
+        self.events.compacting(automatic)
+        asked = compaction.summary_messages(cut.older, window, instructions)
+        self.events.model_started()
+        try:
+            response = await self.retry.call(
+                self.provider, compaction.SUMMARY_SYSTEM, asked, [], on_retry=self.events.retrying
+            )
+        except ModelError:
+            raise
+        except Exception as exc:  # a provider bug fails the compaction, not the session
+            logger.debug("%s raised", self.provider.name, exc_info=True)
+            name = type(exc).__name__
+            raise ModelError("other", f"{self.provider.name} failed: {name}: {exc}") from exc
+        finally:
+            self.events.model_finished()
+        self.meter.record(self.provider.name, response.usage)
+        summary = response.message.text.strip() or compaction.outline(cut.older)
+        before = compaction.estimate(self.messages)
+        found = self.tool_search.found(self.messages)
+        self.messages[:] = compaction.rebuild(summary, cut)
+        self.tool_search.kept = found  # their search results are in the summary now
+        self.last_usage = None
+        result = Compaction(
+            tokens_before=before,
+            tokens_after=compaction.estimate(self.messages),
+            automatic=automatic,
+            summarized=len(cut.older),
+        )
+        if self.log is not None:
+            self.log.compacted(
+                self.messages,
+                sorted(self.tool_search.kept),
+                automatic=automatic,
+                tokens_before=result.tokens_before,
+                tokens_after=result.tokens_after,
+            )
+        self.events.compacted(result)
+        return result
+
+    async def _compact_if_full(self) -> bool:
+        """Compact before the next request when the last one filled the window enough."""
+        last = self.last_usage
+        if not self.auto_compact or last is None:
+            return False
+        used = last.prompt_tokens + last.output_tokens
+        if used < compaction.threshold(self.context_window):
+            return False
+        return await self._compact_quietly()
+
+    async def _compact_quietly(self) -> bool:
+        """An automatic compaction: a failure is told, and the conversation goes on."""
+        if not self.auto_compact:
+            return False
+        try:
+            return await self.compact(automatic=True) is not None
+        except ModelError as error:
+            self.last_usage = None  # not again before the next request says how full it is
+            self.events.compaction_failed(error)
+            return False
 
     # -- model -----------------------------------------------------------------------
 
@@ -253,6 +402,8 @@ class Agent:
                 on_text=self._streamed,
             )
             self._partial.clear()
+            self.meter.record(self.provider.name, response.usage)
+            self.last_usage = response.usage
             return response
         except ModelError:
             raise
@@ -351,8 +502,10 @@ class Agent:
         else:
             self.messages.append(UserMessage(text=text))
 
-    def _forget_unanswered(self, start: int) -> None:
+    def _forget_unanswered(self, start: int | None) -> None:
         """Take the prompt back out when the model never answered it."""
+        if start is None:
+            return
         if any(isinstance(m, AssistantMessage) for m in self.messages[start:]):
             return
         if len(self.messages) > start:
@@ -360,7 +513,7 @@ class Agent:
         elif start and isinstance(self.messages[start - 1], UserMessage):
             self.messages[start - 1].text = ""  # it had joined the results of a cancelled turn
 
-    def _repair_after_cancel(self, start: int) -> None:
+    def _repair_after_cancel(self, start: int | None) -> None:
         last = self.messages[-1] if self.messages else None
         if isinstance(last, AssistantMessage) and last.tool_calls:
             cancelled = [

@@ -9,6 +9,11 @@ asker and elicitation handler, and what they say. The registry is built first an
 replaced: MCP tools join it once the pool has connected (`Session.connect`), so an agent
 made before that sees them. Building a session starts nothing; `open_pool` reaps what a
 killed cat-code left (`run_records.reap_orphans`) before the first server starts.
+
+The conversation is saved as it goes (`SessionLog`, one file per conversation under
+``$CAT_CODE_HOME/sessions/``); ``resume`` (``--continue`` / ``--resume``) goes on with a
+saved one, in its own file. `UsageMeter` adds up every request's tokens for ``/cost``
+and the ``-p`` JSON result; a new agent (``/model``) keeps the log and the meter.
 """
 
 from __future__ import annotations
@@ -17,6 +22,8 @@ import logging
 from collections.abc import Sequence
 from pathlib import Path
 
+from cat_code.agent.cost import UsageMeter
+from cat_code.agent.history import LoadedSession, SessionLog
 from cat_code.agent.loop import DEFAULT_MAX_TURNS, Agent, AgentEvents
 from cat_code.agent.permissions import Asker, Permissions, RuleBook
 from cat_code.agent.providers import (
@@ -62,6 +69,7 @@ class Session:
         asker: Asker | None = None,
         cwd: Path | None = None,
         append_system_prompt: str | None = None,
+        resume: LoadedSession | None = None,
     ) -> None:
         from cat_code.agent.memory import load_memory
         from cat_code.host.home import cat_code_home
@@ -93,6 +101,13 @@ class Session:
             workspace=self.workspace,
         )
         self.pool: McpPool | None = None
+        #: Every request's tokens, whichever model made them.
+        self.meter = UsageMeter()
+        #: The session file this conversation is appended to.
+        self.log = SessionLog(self.cwd, model=self.provider.name if self.provider else None)
+        self._resumed = resume
+        if resume is not None:
+            self.log.adopt(resume)
         self.agent: Agent | None = None
         if self.provider is not None:
             self.agent = self.new_agent(self.provider)
@@ -100,14 +115,40 @@ class Session:
     def new_agent(self, provider: Provider) -> Agent:
         """An agent on this session's registry and rules talking to ``provider`` (``/model``
         makes a new one for the same conversation)."""
-        return Agent(
+        agent = Agent(
             provider,
             self.registry,
             permissions=self.permissions,
             system_prompt=self.system_prompt,
             max_turns=self.max_turns,
             events=self.events,
+            log=self.log,
+            meter=self.meter,
         )
+        if self._resumed is not None:  # the first agent goes on with the saved conversation
+            agent.load(self._resumed.messages, self._resumed.found_tools)
+            self._resumed = None
+        return agent
+
+    @property
+    def session_id(self) -> str:
+        return self.log.id
+
+    def new_conversation(self) -> None:
+        """Forget the conversation and go on in a new session file (``/clear``)."""
+        if self.agent is not None:
+            self.agent.clear()
+        self.ledger.forget_all()  # a new conversation has read nothing
+        self.log.start_new()
+
+    def resume(self, loaded: LoadedSession) -> None:
+        """Go on with a saved conversation, in its file (``/resume``)."""
+        self.log.adopt(loaded)
+        self.ledger.forget_all()  # what was read then may have changed since
+        if self.agent is not None:
+            self.agent.load(loaded.messages, loaded.found_tools)
+        else:
+            self._resumed = loaded
 
     def workspace(self) -> list[Path]:
         """Where the read-only file tools read without asking: the roots and saved output."""

@@ -11,6 +11,8 @@ sent on every following request of the conversation. Invariants:
   tools "found" are read back from the conversation (search results carry `FoundTools`
   in ``ToolResult.raw``; a deferred tool the model called by its exact name counts as
   found too), so ``/clear`` and the loop's repairs forget them with the messages.
+  A compaction summarizes search results away: the tools they had found are ``kept``
+  (and saved with the compaction point), until ``/clear``.
 - Never deferred: built-in tools and the tools of servers whose entry has
   ``"alwaysLoad": true`` (``Tool.always_load``). Only deferrable tools count toward the
   budget: they are what search would save.
@@ -372,6 +374,8 @@ class ToolSearch:
         # its id cannot be reused by another object while the entry is alive.
         self._cache: dict[int, tuple[Tool, int, _Entry]] = {}
         self._last: Decision | None = None
+        #: Tools found in the part of the conversation a compaction summarized.
+        self.kept: set[str] = set()
 
     def _cached(self, tool: Tool) -> tuple[Tool, int, _Entry]:
         hit = self._cache.get(id(tool))
@@ -403,7 +407,7 @@ class ToolSearch:
 
     def found(self, messages: Sequence[Message]) -> set[str]:
         """Names of the tools this conversation has found (by search or by calling them)."""
-        names: set[str] = set()
+        names: set[str] = set(self.kept)
         for message in messages:
             if isinstance(message, UserMessage):
                 for result in message.tool_results:

@@ -2,9 +2,9 @@
 
 ``cat-code`` starts the REPL, ``cat-code -p PROMPT`` runs the agent once, and
 ``cat-code mcp list|tools|call|login|logout`` inspect, use and sign in to the configured
-MCP servers without a model. Parsing happens here; each mode is imported only when
-chosen, so ``--help`` and the ``mcp`` commands never import the model client or the
-terminal UI.
+MCP servers without a model; ``cat-code sessions`` lists the saved conversations. Parsing
+happens here; each mode is imported only when chosen, so ``--help`` and the ``mcp``
+commands never import the model client or the terminal UI.
 
 `run` is the program (the ``cat-code`` script, ``python -m cat_code``): `main`, and
 then, for ``-p`` and the ``mcp`` verbs, an exit that skips the interpreter's teardown
@@ -70,6 +70,10 @@ def _dispatch(parser: argparse.ArgumentParser, args: argparse.Namespace) -> int:
             from cat_code.cli.mcp_servers import run_mcp_command
 
             return run_mcp_command(args)
+        if args.command == "sessions":
+            from cat_code.cli.sessions import run_sessions_command
+
+            return run_sessions_command(args)
         if args.prompt is not None:
             from cat_code.cli.oneshot import run_oneshot
 

@@ -20,6 +20,11 @@ line first, an ``assistant`` line per model message (text and ``tool_use`` block
 object last (Claude Code's shapes). In both, stdout holds nothing else; stderr is as in
 text mode. A run that fails before it starts (no model, an empty prompt) still ends with
 a result object.
+
+The conversation is saved (`cat_code.agent.history`); ``session_id`` is its id, which
+``--resume ID`` takes. ``--continue`` / ``--resume`` go on with a saved one (exit 2 when
+there is none). ``usage`` adds up every request of the run (a compaction's summary too),
+and ``total_cost_usd`` prices it (null for a model whose price is unknown).
 """
 
 from __future__ import annotations
@@ -34,6 +39,9 @@ import uuid
 from pathlib import Path
 from typing import Any
 
+from cat_code.agent.compaction import Compaction
+from cat_code.agent.cost import UsageMeter
+from cat_code.agent.history import LoadedSession, SessionNotFound, resolve
 from cat_code.agent.loop import AgentEvents, Outcome
 from cat_code.agent.providers.base import AssistantMessage, ModelError, ToolCall
 from cat_code.agent.session import Session
@@ -48,18 +56,28 @@ logger = logging.getLogger(__name__)
 
 EXIT_OK = 0
 EXIT_FAILED = 1
+EXIT_USAGE = 2
 
 
 def run_oneshot(args: argparse.Namespace) -> int:
     """Entry point for ``cat-code -p``."""
     report = _Report(getattr(args, "output_format", "text"))
+    try:
+        resumed = resolve(
+            Path.cwd(),
+            resume=getattr(args, "resume", None),
+            continue_latest=getattr(args, "continue_session", False),
+        )
+    except SessionNotFound as exc:
+        report.failed(str(exc))
+        return EXIT_USAGE
     prompt: str = args.prompt
     if prompt == "-":
         prompt = sys.stdin.read()
     if not prompt.strip():
         report.failed("the prompt is empty")
         return EXIT_FAILED
-    return asyncio.run(_run(args, prompt, report))
+    return asyncio.run(_run(args, prompt, report, resumed))
 
 
 def _emit(record: dict[str, Any]) -> None:
@@ -72,8 +90,11 @@ class _Report:
 
     def __init__(self, output_format: str) -> None:
         self.format = output_format
+        #: The saved session's id once there is a session (a run that never started: any).
         self.session_id = str(uuid.uuid4())
         self.started = time.monotonic()
+        #: Every request's tokens, once the session exists.
+        self.meter: UsageMeter | None = None
 
     @property
     def structured(self) -> bool:
@@ -112,6 +133,10 @@ class _Report:
         else:
             subtype = "error"
         usage = outcome.usage if outcome is not None else None
+        cost: float | None = 0.0
+        if self.meter is not None and self.meter.requests:
+            usage = self.meter.total  # the compaction summaries' requests too
+            cost = self.meter.cost_usd()
         record: dict[str, Any] = {
             "type": "result",
             "subtype": subtype,
@@ -120,12 +145,12 @@ class _Report:
             "num_turns": outcome.model_turns if outcome is not None else 0,
             "duration_ms": round((time.monotonic() - self.started) * 1000),
             "session_id": self.session_id,
+            "total_cost_usd": round(cost, 6) if cost is not None else None,
             "usage": {
                 "input_tokens": usage.input_tokens if usage else 0,
                 "output_tokens": usage.output_tokens if usage else 0,
-                # Not reported by the providers yet: always 0.
-                "cache_read_input_tokens": 0,
-                "cache_creation_input_tokens": 0,
+                "cache_read_input_tokens": usage.cache_read_input_tokens if usage else 0,
+                "cache_creation_input_tokens": usage.cache_creation_input_tokens if usage else 0,
             },
         }
         if error is not None:
@@ -225,6 +250,20 @@ class _OneShotEvents(AgentEvents):
             return
         _say(tool_line(call.name, call.arguments, result.content))
 
+    def compacted(self, result: Compaction) -> None:
+        _say(f"cat-code: {result.describe()}")
+        metadata = {
+            "trigger": "auto" if result.automatic else "manual",
+            "pre_tokens": result.tokens_before,
+            "post_tokens": result.tokens_after,
+        }
+        self.report.line(
+            {"type": "system", "subtype": "compact_boundary", "compact_metadata": metadata}
+        )
+
+    def compaction_failed(self, error: ModelError) -> None:
+        _say(f"cat-code: could not compact the conversation: {error}")
+
 
 async def _decline(server: str, params: dict[str, Any]) -> dict[str, Any]:
     _say(f"cat-code: {declined_line(server, params, 'in -p mode')}")
@@ -238,7 +277,9 @@ def _server_state(state: ServerState) -> str:
     return str(state).lower().replace("_", "-")
 
 
-async def _run(args: argparse.Namespace, prompt: str, report: _Report) -> int:
+async def _run(
+    args: argparse.Namespace, prompt: str, report: _Report, resumed: LoadedSession | None
+) -> int:
     session = Session(
         model=args.model,
         approve_all=args.yes,
@@ -247,7 +288,11 @@ async def _run(args: argparse.Namespace, prompt: str, report: _Report) -> int:
         max_turns=args.max_turns,
         events=(events := _OneShotEvents(report)),
         append_system_prompt=getattr(args, "append_system_prompt", None),
+        resume=resumed,
     )
+    report.session_id, report.meter = session.session_id, session.meter
+    for warning in resumed.warnings if resumed is not None else ():
+        _say(f"cat-code: warning: {warning}")
     provider, agent = session.provider, session.agent
     if provider is None or agent is None:
         report.failed(str(session.model_problem))
@@ -285,6 +330,7 @@ async def _run(args: argparse.Namespace, prompt: str, report: _Report) -> int:
         finally:
             events.end_line()
             prepare.cancel()
+            session.log.close()
             await provider.close()
         if outcome.status == "done":
             if outcome.stop_reason == "max_tokens":

@@ -35,6 +35,8 @@ examples:
   cat-code mcp skills                     list every server's skills (none of their files read)
   cat-code                                start the REPL (/help lists its commands)
   cat-code -p "summarise README.md"       run the agent once (needs a model API key)
+  cat-code --continue                     go on with this folder's latest conversation
+  cat-code sessions                       list this folder's saved conversations
 
 models: ANTHROPIC_API_KEY (and ANTHROPIC_BASE_URL) for anthropic:<model>;
 OPENAI_API_KEY or OPENAI_BASE_URL (Ollama, llama.cpp, vLLM) for openai:<model>.
@@ -132,7 +134,27 @@ def build_parser() -> argparse.ArgumentParser:
         "--append-system-prompt", metavar="TEXT", default=None,
         help="add TEXT at the end of the system prompt",
     )  # fmt: skip
+    saved = parser.add_mutually_exclusive_group()
+    saved.add_argument(
+        "-c", "--continue", dest="continue_session", action="store_true",
+        help="go on with the latest conversation of this folder (in the REPL, or with -p)",
+    )  # fmt: skip
+    saved.add_argument(
+        "-r", "--resume", metavar="ID", default=None,
+        help="go on with saved conversation ID of this folder (cat-code sessions lists "
+        "them; exit 2 if there is none)",
+    )  # fmt: skip
     commands = parser.add_subparsers(dest="command", metavar="COMMAND")
+    sessions_cmd = commands.add_parser(
+        "sessions", help="list the saved conversations of this folder",
+        description="List the conversations saved for this folder, the most recently used "
+        "first: id, last use, turns (prompts sent), first prompt. Each is a JSONL file in "
+        "$CAT_CODE_HOME/sessions/. Go on with one with cat-code --resume ID. Exit 0.",
+    )  # fmt: skip
+    sessions_cmd.add_argument(
+        "--json", action="store_true",
+        help="print a JSON array of {id, last_use, turns, first_prompt, path}",
+    )  # fmt: skip
     mcp = commands.add_parser(
         "mcp", help="inspect and call the configured MCP servers (no model needed)",
         description="Inspect and call the configured MCP servers. No model or API key needed.",

@@ -9,6 +9,10 @@ Questions (permission, elicitation) take a lock, pause the spinner and use their
 prompt, so only one is ever on screen. Every way out — ``/exit``, Ctrl-D, SIGTERM,
 SIGHUP, a SIGINT while no turn runs — closes every MCP server (`cat_code.host.shutdown`: exit
 128 + N after a signal; a signal during the close hurries it).
+
+The conversation is saved as it goes (`Session.log`); ``--continue`` / ``--resume`` and
+``/resume`` go on with a saved one, ``/clear`` starts a new one, ``/compact`` summarizes it
+and ``/status`` / ``/cost`` show the session's id, context and tokens.
 """
 
 from __future__ import annotations
@@ -31,6 +35,13 @@ from prompt_toolkit.patch_stdout import patch_stdout
 from rich.text import Text
 
 from cat_code import __version__
+from cat_code.agent.history import (
+    LoadedSession,
+    SessionNotFound,
+    list_sessions,
+    resolve,
+    session_line,
+)
 from cat_code.agent.permissions import Answer, RuleError, server_of
 from cat_code.agent.providers import (
     ModelSpecError,
@@ -39,7 +50,7 @@ from cat_code.agent.providers import (
     create_provider,
     resolve_model,
 )
-from cat_code.agent.providers.base import Message, ToolCall
+from cat_code.agent.providers.base import Message, ModelError, ToolCall, UserMessage
 from cat_code.agent.session import Session
 from cat_code.agent.transcript import compact_json
 from cat_code.host.config.load import McpConfig, load_config, load_config_from_args
@@ -47,7 +58,7 @@ from cat_code.host.config.trust import Decision, decide
 from cat_code.host.home import cat_code_home, ensure_home, private_file
 from cat_code.host.pool import McpPool
 from cat_code.host.prompts import command_names
-from cat_code.host.safe_text import SafeWriter
+from cat_code.host.safe_text import SafeWriter, safe_line
 from cat_code.host.server import McpServer, ServerState, ServerStatus
 from cat_code.host.shutdown import run_until_signal
 from cat_code.host.status import decision_line, waiting_lines
@@ -61,6 +72,7 @@ from cat_code.repl.commands import (
     CallTool,
     ClearConversation,
     CommandContext,
+    Compact,
     DecideProject,
     Exit,
     Login,
@@ -68,6 +80,7 @@ from cat_code.repl.commands import (
     ManageServer,
     ReloadConfig,
     RemoveRule,
+    ResumeSession,
     Show,
     SwitchModel,
     complete,
@@ -98,6 +111,8 @@ PROMPT = "› "
 #: How long a command waits for prompt listings before it goes on with what is known.
 PROMPT_LISTING_TIMEOUT_S = 5.0
 HISTORY_FILE = "history"
+#: How many saved sessions ``/resume`` lists to pick from (the most recent).
+RESUME_LIST = 20
 _T = TypeVar("_T")
 _DOING = {"restart": "restarting", "disable": "disabling", "enable": "enabling"}
 
@@ -111,10 +126,19 @@ CANCELLED = _Cancelled()
 
 def run_repl(args: argparse.Namespace) -> int:
     """Entry point for ``cat-code`` with no command."""
+    try:
+        resumed = resolve(
+            Path.cwd(),
+            resume=getattr(args, "resume", None),
+            continue_latest=getattr(args, "continue_session", False),
+        )
+    except SessionNotFound as exc:
+        sys.stderr.write(f"cat-code: {safe_line(str(exc))}\n")
+        return 2
     if not sys.stdin.isatty():
         sys.stderr.write("cat-code: stdin is not a terminal; for scripts use cat-code -p PROMPT\n")
         return 2
-    return asyncio.run(Repl(args).main())
+    return asyncio.run(Repl(args, resumed).main())
 
 
 def mcp_summary(statuses: Iterable[ServerStatus]) -> str | None:
@@ -157,8 +181,9 @@ def parse_permission(raw: str, *, has_server: bool) -> Answer | None:
 class Repl:
     """One interactive session."""
 
-    def __init__(self, args: argparse.Namespace) -> None:
+    def __init__(self, args: argparse.Namespace, resumed: LoadedSession | None = None) -> None:
         self.args = args
+        self.resumed = resumed
         self.console = make_console()
         self.view = TurnView(self.console)
         self.session = Session(
@@ -170,6 +195,7 @@ class Repl:
             events=self.view,
             asker=self._ask_permission,
             append_system_prompt=getattr(args, "append_system_prompt", None),
+            resume=resumed,
         )
         self.registry = self.session.registry
         self.provider: Provider | None = self.session.provider
@@ -198,6 +224,8 @@ class Repl:
         )
         self._questions = PromptSession()
         self._banner()
+        if self.resumed is not None:
+            self._say_resumed(self.resumed)
         for warning in self.rules.warnings():
             self.console.print(note_line(f"warning: {warning}"))
         if (allows := self.rules.project_allows()) is not None:
@@ -216,6 +244,7 @@ class Repl:
             finally:
                 connect.cancel()
                 prepare.cancel()
+                self.session.log.close()
                 if self.provider is not None:
                     await self.provider.close()
             return 0
@@ -340,7 +369,58 @@ class Repl:
             width=self.console.width,
             rules=self.rules,
             memory=self.session.memory,
+            status=self._status_text,
+            cost=self.session.meter.describe,
         )
+
+    def _status_text(self) -> str:
+        """``/status``: the session, where it is saved, the model, how full the context is."""
+        session = self.session
+        log = session.log
+        saved = str(log.path) if log.saved else "not saved yet (nothing said)"
+        lines = [
+            f"session: {log.id}",
+            f"  saved in: {saved}",
+            f"  folder: {session.cwd}",
+            f"  model: {self.provider.name if self.provider else 'none'}",
+        ]
+        agent = self.agent
+        if agent is not None:
+            from cat_code.agent import compaction
+
+            window = agent.context_window
+            last = agent.last_usage
+            auto = "on" if agent.auto_compact else f"off ({compaction.AUTO_ENV})"
+            if last is not None:
+                used = last.prompt_tokens + last.output_tokens
+                share = f"{used:,} of {window:,} tokens ({100 * used // max(1, window)}%)"
+            else:
+                share = f"~{compaction.estimate(agent.messages):,} tokens of {window:,} (estimated)"
+            lines.append(f"  context: {share} in {len(agent.messages)} messages")
+            lines.append(
+                f"  auto-compact: {auto}, at {compaction.THRESHOLD_PERCENT}% of the window"
+            )
+        lines.append("  " + session.meter.describe().replace("\n", "\n  "))
+        return "\n".join(lines)
+
+    def _say_resumed(self, loaded: LoadedSession) -> None:
+        turns = f"{loaded.turns} turn{'' if loaded.turns == 1 else 's'}"
+        for warning in loaded.warnings:
+            self.console.print(note_line(f"warning: {warning}"))
+        self.console.print(
+            Text(f"resumed session {loaded.id} ({turns}, {len(loaded.messages)} messages)")
+        )
+        last = next(
+            (m for m in reversed(loaded.messages) if isinstance(m, UserMessage) and m.text), None
+        )
+        if last is not None:
+            prompt = " ".join(last.text.split())
+            self.console.print(
+                Text(
+                    f"  last prompt: {prompt[:100]}{'…' if len(prompt) > 100 else ''}",
+                    "bright_black",
+                )
+            )
 
     def _tool_search_status(self) -> str | None:
         agent = self.agent
@@ -368,10 +448,12 @@ class Repl:
         elif isinstance(action, SwitchModel):
             await self._switch_model(action.spec)
         elif isinstance(action, ClearConversation):
-            if self.agent is not None:
-                self.agent.clear()
-            self.session.ledger.forget_all()  # a new conversation has read nothing
+            self.session.new_conversation()  # a new session file; the ledger forgets all
             self.console.print(Text("conversation cleared", style="bright_black"))
+        elif isinstance(action, Compact):
+            await self._compact(action.instructions)
+        elif isinstance(action, ResumeSession):
+            await self._resume(action.choice)
         else:
             await self._call_tool(action)
 
@@ -390,10 +472,67 @@ class Repl:
             from cat_code.agent.tool_search import ToolSearch
 
             self.agent.provider = provider
-            self.agent.tool_search = ToolSearch(self.registry, provider.name)
+            search = ToolSearch(self.registry, provider.name)
+            search.kept = set(self.agent.tool_search.kept)  # found before a compaction
+            self.agent.tool_search = search
         if old is not None:
             await old.close()
         self.console.print(Text(f"model: {provider.name} (the conversation goes on)"))
+
+    async def _compact(self, instructions: str) -> None:
+        """``/compact``: the model summarizes the conversation; the view says what it saved."""
+        agent = self.agent
+        if agent is None:
+            self.console.print(note_line(self.model_problem or "No model configured."))
+            return
+        self.view.begin("compacting the conversation…")
+        try:
+            result = await self._in_foreground(agent.compact(instructions))
+        except ModelError as exc:
+            self.console.print(error_line(f"/compact: {exc} (the conversation is as it was)"))
+            return
+        finally:
+            self.view.end()
+        if isinstance(result, _Cancelled):
+            self.console.print(note_line("⎿ cancelled (the conversation is as it was)"))
+        elif result is None:
+            self.console.print(note_line("nothing to compact yet: no exchange before the latest"))
+
+    async def _resume(self, choice: str) -> None:
+        """``/resume [ID|N]``: list this folder's sessions (asking which, when none is
+        named) and go on with the one picked, in its file."""
+        sessions = [s for s in list_sessions(self.session.cwd) if s.id != self.session.log.id]
+        if not sessions:
+            self.console.print(note_line("no other saved session in this folder"))
+            return
+        picked = self._pick_session(sessions, choice) if choice else None
+        if not choice:
+            for number, saved in enumerate(sessions[:RESUME_LIST], 1):
+                self.console.print(Text(f"{number:>3}. {session_line(saved)}"))
+            try:
+                answer = await self._question("resume which? (number or id; Enter cancels) › ")
+            except (EOFError, KeyboardInterrupt):
+                answer = ""
+            if not answer.strip():
+                self.console.print(note_line("⎿ not resumed"))
+                return
+            picked = self._pick_session(sessions, answer.strip())
+        if picked is None:
+            return
+        self.session.resume(picked)
+        self._say_resumed(picked)
+
+    def _pick_session(self, sessions: list[LoadedSession], choice: str) -> LoadedSession | None:
+        if choice.isdigit() and 1 <= int(choice) <= min(len(sessions), RESUME_LIST):
+            return sessions[int(choice) - 1]
+        matches = [s for s in sessions if s.id == choice] or [
+            s for s in sessions if s.id.startswith(choice)
+        ]
+        if len(matches) == 1:
+            return matches[0]
+        why = "is ambiguous" if matches else "names no saved session of this folder"
+        self.console.print(error_line(f"/resume: {choice!r} {why} — /resume lists them"))
+        return None
 
     def _change_settings(self, action: AddDir | RemoveRule) -> None:
         """``/add-dir`` (the servers are told by the roots) and ``/permissions remove``."""

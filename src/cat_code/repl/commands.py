@@ -6,7 +6,9 @@ app signs in or out and reconnects the server), `ReloadConfig` / `ManageServer` 
 re-reads the config, or restarts, disables or enables one server), `DecideProject` (the
 app records an approval or rejection of project servers and applies it), `AddDir` (a checked
 folder for the roots), `RemoveRule` (the app removes a permission rule),
-`ClearConversation`, `SwitchModel` (``/model NAME``) or `Exit`. `complete`
+`ClearConversation`, `SwitchModel` (``/model NAME``), `Compact` (``/compact``: the app
+asks the model for a summary), `ResumeSession` (``/resume``: the app lists the saved
+sessions and goes on with one) or `Exit`. `complete`
 is the same idea for tab completion. Both read the session through `CommandContext`, so
 they are tested without a terminal, a model or a server.
 """
@@ -105,6 +107,21 @@ class SwitchModel:
 
 
 @dataclass(frozen=True, slots=True)
+class Compact:
+    """``/compact [what to keep]``: replace the conversation so far with a summary."""
+
+    instructions: str = ""
+
+
+@dataclass(frozen=True, slots=True)
+class ResumeSession:
+    """``/resume [ID|N]``: go on with a saved conversation of this folder (none given: the
+    app lists them and asks which)."""
+
+    choice: str = ""
+
+
+@dataclass(frozen=True, slots=True)
 class Exit:
     pass
 
@@ -126,6 +143,8 @@ Action = (
     | AddDir
     | RemoveRule
     | SwitchModel
+    | Compact
+    | ResumeSession
 )
 
 
@@ -150,6 +169,10 @@ class CommandContext:
     rules: RuleBook | None = None
     #: The memory files in the system prompt (/memory).
     memory: list[MemoryFile] = field(default_factory=list)
+    #: The lines of /status (the session id and file, the model, how full the context is).
+    status: Callable[[], str] = field(default=lambda: "no session")
+    #: The lines of /cost (tokens and dollars so far).
+    cost: Callable[[], str] = field(default=lambda: "no model requests yet")
 
 
 #: name → (arguments, one-line help), in /help order.
@@ -181,7 +204,12 @@ COMMANDS: dict[str, tuple[str, str]] = {
     "/model": ("[NAME]", "the model in use; /model PROVIDER:NAME switches to another, "
                "keeping the conversation"),
     "/memory": ("", "the memory files (AGENTS.md) in the system prompt"),
-    "/clear": ("", "forget the conversation"),
+    "/status": ("", "this session: its id and file, the model, how full the context is"),
+    "/cost": ("", "the tokens this session used (input, output, cache) and what they cost"),
+    "/compact": ("[WHAT TO KEEP]", "replace the conversation so far with a summary of it "
+                 "(frees the context window)"),
+    "/resume": ("[ID|N]", "go on with a saved conversation of this folder (lists them)"),
+    "/clear": ("", "forget the conversation (and start a new saved session)"),
     "/exit": ("", "close every MCP server and quit (also /quit, Ctrl-D)"),
 }  # fmt: skip
 
@@ -206,6 +234,14 @@ def handle_command(line: str, ctx: CommandContext) -> Action:
         return Exit()
     if name == "/clear":
         return ClearConversation()
+    if name == "/status":
+        return Show(ctx.status())
+    if name == "/cost":
+        return Show(ctx.cost())
+    if name == "/compact":
+        return Compact(rest)
+    if name == "/resume":
+        return ResumeSession(rest)
     if name == "/tools":
         return Show(tools_text(ctx.registry, ctx.width, ctx.tool_search()))
     if name == "/model":
@@ -232,7 +268,7 @@ def handle_command(line: str, ctx: CommandContext) -> Action:
 
 _COMMAND_NAMES = (
     "/help", "/exit", "/quit", "/clear", "/tools", "/model", "/mcp", "/add-dir", "/permissions",
-    "/memory",
+    "/memory", "/status", "/cost", "/compact", "/resume",
 )  # fmt: skip
 _MANAGE_VERBS: dict[str, Literal["restart", "disable", "enable"]] = {
     "restart": "restart",

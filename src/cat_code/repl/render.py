@@ -33,6 +33,7 @@ from rich.segment import Segment
 from rich.spinner import Spinner
 from rich.text import Text
 
+from cat_code.agent.compaction import Compaction
 from cat_code.agent.loop import AgentEvents
 from cat_code.agent.providers.base import ModelError, ToolCall
 from cat_code.agent.transcript import ARROW, BULLET, INDENT, call_head, compact_json, tool_line
@@ -248,6 +249,20 @@ class TurnView(AgentEvents):
             return
         self._running.pop(call.id, None)
         self.console.print(tool_entry(call.name, call.arguments, result, self.console.width))
+        self._update()
+
+    def compacting(self, automatic: bool) -> None:
+        self._label = "compacting the conversation…"
+        self._update()
+
+    def compacted(self, result: Compaction) -> None:
+        self._label = "thinking…"
+        self.console.print(Text(f"⎿ {result.describe()}", style="bright_black"))
+        self._update()
+
+    def compaction_failed(self, error: ModelError) -> None:
+        self._label = "thinking…"
+        self.console.print(note_line(f"⚠ could not compact the conversation: {error}"))
         self._update()
 
     # -- streaming -------------------------------------------------------------------

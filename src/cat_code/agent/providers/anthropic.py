@@ -210,6 +210,8 @@ class MessageStream:
     stop_reason: str | None = None
     input_tokens: int = 0
     output_tokens: int = 0
+    cache_read_input_tokens: int = 0
+    cache_creation_input_tokens: int = 0
     #: The ``error`` object of an error event; the stream ends with it.
     error: dict[str, Any] | None = None
 
@@ -266,6 +268,10 @@ class MessageStream:
             self.input_tokens = int(usage["input_tokens"])
         if usage.get("output_tokens") is not None:
             self.output_tokens = int(usage["output_tokens"])
+        if usage.get("cache_read_input_tokens"):
+            self.cache_read_input_tokens = int(usage["cache_read_input_tokens"])
+        if usage.get("cache_creation_input_tokens"):
+            self.cache_creation_input_tokens = int(usage["cache_creation_input_tokens"])
 
     def response(self) -> ModelResponse:
         texts: list[str] = []
@@ -280,7 +286,12 @@ class MessageStream:
         return ModelResponse(
             message=AssistantMessage(text="".join(texts), tool_calls=calls),
             stop_reason=_STOP_REASONS.get(self.stop_reason or "", "other"),
-            usage=Usage(input_tokens=self.input_tokens, output_tokens=self.output_tokens),
+            usage=Usage(
+                input_tokens=self.input_tokens,
+                output_tokens=self.output_tokens,
+                cache_read_input_tokens=self.cache_read_input_tokens,
+                cache_creation_input_tokens=self.cache_creation_input_tokens,
+            ),
         )
 
 

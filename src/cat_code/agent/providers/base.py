@@ -18,6 +18,7 @@ import asyncio
 import contextlib
 import logging
 import random
+import re
 import threading
 from collections.abc import Awaitable, Callable, Mapping, Sequence
 from dataclasses import dataclass, field
@@ -86,8 +87,26 @@ class ToolSpec:
 
 @dataclass(slots=True)
 class Usage:
+    """Tokens one request used, as the API reported them. ``input_tokens`` counts only the
+    uncached part of the prompt (the Messages API's meaning); the cache fields are the
+    parts read from and written to the prompt cache (0 for an API that says nothing)."""
+
     input_tokens: int = 0
     output_tokens: int = 0
+    cache_read_input_tokens: int = 0
+    cache_creation_input_tokens: int = 0
+
+    @property
+    def prompt_tokens(self) -> int:
+        """The whole prompt of the request: uncached, read from and written to the cache."""
+        return self.input_tokens + self.cache_read_input_tokens + self.cache_creation_input_tokens
+
+    def add(self, other: Usage) -> None:
+        """Add ``other``'s counts to these."""
+        self.input_tokens += other.input_tokens
+        self.output_tokens += other.output_tokens
+        self.cache_read_input_tokens += other.cache_read_input_tokens
+        self.cache_creation_input_tokens += other.cache_creation_input_tokens
 
 
 @dataclass(slots=True)
@@ -99,8 +118,16 @@ class ModelResponse:
 
 ErrorKind = Literal[
     "auth", "permission", "not_found", "bad_request", "rate_limit", "overloaded",
-    "server", "network", "timeout", "config", "other",
+    "server", "network", "timeout", "config", "other", "prompt_too_long",
 ]  # fmt: skip
+#: How the APIs word a request whose prompt does not fit the context window (a 400):
+#: Anthropic's "prompt is too long", OpenAI's "context_length_exceeded" / "maximum context
+#: length", llama.cpp's "exceeds the available context size".
+_TOO_LONG = re.compile(
+    r"prompt is too long|context_length_exceeded|maximum context length|context size|"
+    r"too many tokens|context window",
+    re.IGNORECASE,
+)
 _RETRYABLE: frozenset[str] = frozenset({"rate_limit", "overloaded", "server", "network", "timeout"})
 
 
@@ -116,6 +143,9 @@ class ModelError(Exception):
         retry_after: float | None = None,
     ) -> None:
         super().__init__(message)
+        if kind == "bad_request" and _TOO_LONG.search(message):
+            # Sorted here, whichever provider raised it: compaction then retries once.
+            kind = "prompt_too_long"
         self.kind = kind
         self.message = " ".join(message.split())  # one line, whatever the API sent
         self.status = status
@@ -298,6 +328,7 @@ def describe_status(kind: ErrorKind) -> str:
         "timeout": "timed out",
         "config": "not configured",
         "other": "error",
+        "prompt_too_long": "prompt too long",
     }[kind]
 
 
