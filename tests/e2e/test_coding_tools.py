@@ -295,3 +295,37 @@ def test_stream_json_prints_init_messages_and_the_result_line_by_line(project: P
     assert block["content"] == "     1\talpha" and block["is_error"] is False
     assert records[-1]["result"] == "It says alpha."
     assert len({r["session_id"] for r in records}) == 1
+
+
+def test_stream_json_of_a_run_that_cannot_start_still_begins_with_its_init_line(
+    project: Path,
+) -> None:
+    env = {k: v for k, v in os.environ.items() if k not in _MODEL_VARS}
+    env["HOME"] = str(project.parent)
+    missing = subprocess.run(
+        [CAT_CODE, "-p", "hi", "--output-format", "stream-json"],
+        cwd=project,
+        env=env,
+        stdin=subprocess.DEVNULL,
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
+    assert missing.returncode == 1
+    records = [json.loads(line) for line in missing.stdout.splitlines()]
+    assert [(r["type"], r.get("subtype")) for r in records] == [
+        ("system", "init"),
+        ("result", "error"),
+    ]
+
+
+@pytest.mark.parametrize("output_format", ["json", "stream-json"])
+def test_structured_output_escapes_c1_controls_from_the_model(
+    project: Path, output_format: str
+) -> None:
+    hostile = "done\x1b]0;HACKED\x07\x9b31m"
+    with ScriptedModelApi([anthropic_text(hostile)]) as api:
+        done = run(project, api, "-p", "hi", "--output-format", output_format)
+    assert done.returncode == 0, done.stderr
+    assert not any(c in done.stdout for c in "\x1b\x07\x9b")
+    assert json.loads(done.stdout.splitlines()[-1])["result"] == hostile  # the same JSON

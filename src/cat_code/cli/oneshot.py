@@ -31,7 +31,6 @@ from __future__ import annotations
 
 import argparse
 import asyncio
-import json
 import logging
 import sys
 import time
@@ -46,7 +45,7 @@ from cat_code.agent.loop import AgentEvents, Outcome
 from cat_code.agent.providers.base import AssistantMessage, ModelError, ToolCall
 from cat_code.agent.session import Session
 from cat_code.agent.transcript import tool_line
-from cat_code.host.safe_text import safe_text
+from cat_code.host.safe_text import safe_json, safe_text
 from cat_code.host.server import ServerState
 from cat_code.host.shutdown import run_until_signal
 from cat_code.host.status import declined_line
@@ -61,7 +60,7 @@ EXIT_USAGE = 2
 
 def run_oneshot(args: argparse.Namespace) -> int:
     """Entry point for ``cat-code -p``."""
-    report = _Report(getattr(args, "output_format", "text"))
+    report = _Report(getattr(args, "output_format", "text"), getattr(args, "model", None))
     try:
         resumed = resolve(
             Path.cwd(),
@@ -81,15 +80,19 @@ def run_oneshot(args: argparse.Namespace) -> int:
 
 
 def _emit(record: dict[str, Any]) -> None:
-    sys.stdout.write(json.dumps(record, ensure_ascii=False) + "\n")
+    # safe_json: a server's or the model's C1 controls (CSI) stay escaped in the JSON too.
+    sys.stdout.write(safe_json(record, indent=None) + "\n")
     sys.stdout.flush()
 
 
 class _Report:
     """What a run prints on stdout in ``json`` and ``stream-json`` mode (nothing in text)."""
 
-    def __init__(self, output_format: str) -> None:
+    def __init__(self, output_format: str, model: str | None = None) -> None:
         self.format = output_format
+        #: The model as asked for (``--model``), for an init line of a run that never started.
+        self.model = model or ""
+        self._init_sent = False
         #: The saved session's id once there is a session (a run that never started: any).
         self.session_id = str(uuid.uuid4())
         self.started = time.monotonic()
@@ -110,6 +113,7 @@ class _Report:
             _emit({**record, "session_id": self.session_id})
 
     def init(self, model: str, tools: list[str], servers: list[dict[str, str]]) -> None:
+        self._init_sent = True
         self.line(
             {
                 "type": "system",
@@ -158,8 +162,11 @@ class _Report:
         _emit(record)
 
     def failed(self, error: str) -> None:
-        """A run that could not start: said on stderr, and as a result object."""
+        """A run that could not start: said on stderr, and as a result object (stream-json:
+        after its init line, which always comes first)."""
         _say(f"cat-code: {error}")
+        if not self._init_sent:
+            self.init(self.model, [], [])
         self.result(None, error)
 
 
