@@ -376,3 +376,25 @@ async def test_read_only_file_tools_ask_only_outside_the_workspace(tmp_path: Pat
     assert not refused.allowed
     through_link = await permissions.authorize(read, {"path": "escape/f.txt"})
     assert not through_link.allowed and asker.asked == ["read_file", "read_file"]
+
+
+async def test_a_refusal_for_a_symlink_out_of_the_workspace_names_where_it_leads(
+    tmp_path: Path,
+) -> None:
+    from cat_code.tools.builtin import ReadFileTool
+
+    inside, outside = tmp_path / "in", tmp_path / "out"
+    inside.mkdir()
+    outside.mkdir()
+    (outside / "secret.txt").write_text("x\n")
+    (inside / "sl.txt").symlink_to(outside / "secret.txt")
+    permissions = Permissions(workspace=lambda: [inside])  # no asker: -p refuses
+    read = ReadFileTool(inside)
+    through_link = await permissions.authorize(read, {"path": "sl.txt"})
+    target = (outside / "secret.txt").resolve()
+    assert not through_link.allowed
+    assert f"reads {inside / 'sl.txt'} → {target}, outside the working directory" in (
+        through_link.reason
+    )
+    plain = await permissions.authorize(read, {"path": str(target)})
+    assert f"reads {target}, outside the working directory" in plain.reason

@@ -32,3 +32,19 @@ def test_memory_files_come_with_their_paths_and_appended_text_comes_last(tmp_pat
     text = build_system_prompt(tmp_path, memory=memory, append="Last words.")
     assert f"Instructions from {tmp_path / 'AGENTS.md'}" in text and "root claude" not in text
     assert text.endswith("Last words.") and "edit_file" in text and "grep" in text
+
+
+def test_each_memory_file_is_labelled_as_the_users_or_the_projects(tmp_path: Path) -> None:
+    from cat_code.agent.memory import load_memory
+
+    home, project = tmp_path / "home", tmp_path / "proj"
+    home.mkdir()
+    (project / ".git").mkdir(parents=True)
+    (home / "AGENTS.md").write_text("user rules")
+    (project / "AGENTS.md").write_text("project rules")
+    text = build_system_prompt(project, memory=load_memory(project, home))
+    user, repository = home / "AGENTS.md", project.resolve() / "AGENTS.md"
+    assert f"Instructions from {user} (the user's memory file; follow them):\nuser rules" in text
+    assert (
+        f"Instructions from {repository} (the project's memory file; follow them):\nproject rules"
+    ) in text

@@ -6,6 +6,7 @@ import asyncio
 import os
 import shutil
 import stat
+import subprocess
 from pathlib import Path
 from typing import Any
 
@@ -21,6 +22,7 @@ from cat_code.tools.builtin import (
 )
 
 RG = shutil.which("rg")
+BACKENDS = ["python", pytest.param("ripgrep", marks=pytest.mark.skipif(RG is None, reason="no rg"))]
 
 
 def tools(cwd: Path, **options: Any) -> dict[str, Tool]:
@@ -231,6 +233,34 @@ async def test_no_tool_reads_lists_or_writes_a_protected_file(tmp_path: Path) ->
     assert secret.read_text() == '{"token": "tok-SECRET"}\n'
 
 
+@pytest.mark.parametrize("backend", BACKENDS)
+async def test_a_hard_link_to_a_protected_file_is_protected_too(
+    tmp_path: Path, backend: str
+) -> None:
+    home, project = tmp_path / "home", tmp_path / "proj"
+    home.mkdir()
+    project.mkdir()
+    secret = home / "credentials.json"
+    secret.write_text('{"token": "tok-SECRET"}\n')
+    os.link(secret, project / "hard.json")
+    (project / "plain.json").write_text('{"note": "SECRET is a word"}\n')
+    protected = Protected(patterns=((home, "credentials.json*"),))
+    box = tools(project, protected=protected, ripgrep=RG if backend == "ripgrep" else None)
+    read = await call(box["read_file"], path="hard.json")
+    assert read.is_error and "private" in read.content and "tok-" not in read.content
+    write = await call(box["write_file"], path="hard.json", content="x")
+    assert write.is_error and "private" in write.content
+    edit = await call(box["edit_file"], path="hard.json", old_string="tok", new_string="x")
+    assert edit.is_error and "private" in edit.content
+    found = await call(box["grep"], pattern="SECRET", output="content")
+    assert found.content == 'plain.json:1:{"note": "SECRET is a word"}'
+    named = await call(box["grep"], pattern="SECRET", path="hard.json")
+    assert named.is_error and "private" in named.content
+    listed = await call(box["glob"], pattern="**/*.json")
+    assert listed.content == "plain.json"
+    assert secret.read_text() == '{"token": "tok-SECRET"}\n'
+
+
 # -- grep and glob -----------------------------------------------------------------------
 
 
@@ -245,13 +275,15 @@ def make_tree(root: Path) -> None:
     (root / "src" / "secret.py").write_text("needle hidden by nested gitignore\n")
     (root / "build").mkdir()
     (root / "build" / "out.py").write_text("needle in build\n")
+    (root / "build" / ".gitignore").write_text("skip.py\n")
+    (root / "build" / "skip.py").write_text("needle hidden by build's own gitignore\n")
+    (root / "build" / "x.log").write_text("needle in a log the root gitignore hides\n")
+    (root / "build" / "sub").mkdir()
+    (root / "build" / "sub" / "deep.py").write_text("needle deep in build\n")
     (root / "debug.log").write_text("needle in log\n")
     (root / "keep.log").write_text("needle kept\n")
     (root / ".hidden.py").write_text("needle hidden file\n")
     os.mkfifo(root / "pipe")  # a walk must never open it
-
-
-BACKENDS = ["python", pytest.param("ripgrep", marks=pytest.mark.skipif(RG is None, reason="no rg"))]
 
 
 @pytest.mark.parametrize("backend", BACKENDS)
@@ -290,8 +322,67 @@ async def test_both_grep_backends_give_the_same_answer(tmp_path: Path) -> None:
         {"pattern": "e", "output": "content", "context": 2},
         {"pattern": "NEEDLE", "ignore_case": True, "output": "count"},
         {"pattern": "needle", "glob": "src/**"},
+        # Paths .gitignore ignores, named explicitly: searched, as ripgrep searches them.
+        {"pattern": "needle", "path": "build", "output": "content"},
+        {"pattern": "needle", "path": "build/sub", "output": "content"},
+        {"pattern": "needle", "path": "debug.log", "output": "content"},
+        {"pattern": "needle", "path": "build/skip.py", "output": "content"},
     ):
         assert (await call(fast, **arguments)).content == (await call(slow, **arguments)).content
+
+
+async def test_both_grep_backends_agree_on_a_gitignore_that_lists_what_to_keep(
+    tmp_path: Path,
+) -> None:
+    if RG is None:
+        pytest.skip("ripgrep is not installed")
+    (tmp_path / ".git").mkdir()
+    (tmp_path / ".gitignore").write_text("*\n!*/\n!*.py\n")  # only .py files, at any depth
+    for name in ("a.py", "a.md", "src/b.py", "src/deep/c.py", "src/deep/d.txt"):
+        (tmp_path / name).parent.mkdir(parents=True, exist_ok=True)
+        (tmp_path / name).write_text("needle\n")
+    fast = tools(tmp_path, ripgrep=RG)["grep"]
+    slow = tools(tmp_path, ripgrep=None)["grep"]
+    for path in (".", "src"):
+        expected = await call(fast, pattern="needle", path=path)
+        assert (await call(slow, pattern="needle", path=path)).content == expected.content
+    assert expected.content.splitlines() == ["src/b.py", "src/deep/c.py"]
+
+
+@pytest.mark.parametrize("backend", BACKENDS)
+async def test_grep_searches_a_path_it_is_given_even_when_gitignore_ignores_it(
+    tmp_path: Path, backend: str
+) -> None:
+    make_tree(tmp_path)
+    grep = tools(tmp_path, ripgrep=RG if backend == "ripgrep" else None)["grep"]
+    folder = await call(grep, pattern="needle", path="build", output="content")
+    # Inside it the other rules still hold: build/.gitignore's skip.py, the root's *.log.
+    assert folder.content.splitlines() == [
+        "build/out.py:1:needle in build",
+        "build/sub/deep.py:1:needle deep in build",
+    ]
+    below = await call(grep, pattern="needle", path="build/sub")
+    assert below.content == "build/sub/deep.py"
+    one = await call(grep, pattern="needle", path="debug.log", output="content")
+    assert one.content == "debug.log:1:needle in log"
+    nested = await call(grep, pattern="needle", path="build/skip.py")
+    assert nested.content == "build/skip.py"
+
+
+async def test_glob_lists_a_folder_it_is_given_even_when_gitignore_ignores_it(
+    tmp_path: Path,
+) -> None:
+    make_tree(tmp_path)
+    found = await call(tools(tmp_path)["glob"], pattern="**/*", path="build")
+    expected = ["build/.gitignore", "build/out.py", "build/sub/deep.py"]
+    assert sorted(found.content.splitlines()) == expected
+    if RG is not None:  # the files ripgrep would search there
+        listed = subprocess.run(
+            [RG, "--files", "--no-config", "--hidden", "--glob", "!.git", "--no-require-git",
+             "--no-ignore-dot", "--no-ignore-global", "build"],
+            cwd=tmp_path, capture_output=True, text=True, timeout=30, check=True,
+        )  # fmt: skip
+        assert sorted(listed.stdout.splitlines()) == expected
 
 
 async def test_grep_caps_its_answer_with_a_note(tmp_path: Path) -> None:

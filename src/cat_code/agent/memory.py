@@ -5,12 +5,14 @@ project), then ``AGENTS.md`` in each folder from the git root down to the workin
 directory (outside a repository: the working directory only). Where a folder has no
 ``AGENTS.md`` but a ``CLAUDE.md``, that is read instead, so a project set up for Claude
 Code works as it is. Each file is cut at `MAX_MEMORY_CHARS`; one that cannot be read is
-skipped with a log line. Files are read once, when a session starts (``/memory`` lists
-them); they are not watched.
+skipped with a log line. Each carries its `MemoryScope`, so the prompt says whose it is:
+the home one is the user's, the others came with the project. Files are read once, when
+a session starts (``/memory`` lists them); they are not watched.
 """
 
 from __future__ import annotations
 
+import enum
 import logging
 from dataclasses import dataclass
 from pathlib import Path
@@ -24,12 +26,21 @@ FALLBACK_FILE = "CLAUDE.md"
 MAX_MEMORY_CHARS = 40_000
 
 
+class MemoryScope(enum.Enum):
+    """Whose a memory file is: the user's own (``$CAT_CODE_HOME``), or the project's (it
+    came with the repository, whoever wrote it)."""
+
+    USER = "user"
+    PROJECT = "project"
+
+
 @dataclass(frozen=True, slots=True)
 class MemoryFile:
     path: Path
     text: str
     #: The file was longer than `MAX_MEMORY_CHARS` and was cut.
     cut: bool = False
+    scope: MemoryScope = MemoryScope.PROJECT
 
 
 def _git_root(folder: Path) -> Path | None:
@@ -62,6 +73,7 @@ def memory_paths(cwd: Path, home: Path) -> list[Path]:
 def load_memory(cwd: Path, home: Path) -> list[MemoryFile]:
     """The memory files for a session in ``cwd`` (see the module docstring)."""
     loaded = []
+    user = home / MEMORY_FILE
     for path in memory_paths(cwd, home):
         try:
             with open(path, encoding="utf-8", errors="replace") as handle:
@@ -70,7 +82,8 @@ def load_memory(cwd: Path, home: Path) -> list[MemoryFile]:
             logger.warning("cannot read the memory file %s: %s", path, exc)
             continue
         cut = len(text) > MAX_MEMORY_CHARS
-        loaded.append(MemoryFile(path, text[:MAX_MEMORY_CHARS], cut))
+        scope = MemoryScope.USER if path == user else MemoryScope.PROJECT
+        loaded.append(MemoryFile(path, text[:MAX_MEMORY_CHARS], cut, scope))
     return loaded
 
 

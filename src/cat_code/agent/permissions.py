@@ -422,6 +422,13 @@ def _real(path: Path) -> Path:
         return path
 
 
+def _where(path: Path) -> str:
+    """``path`` as a refusal names it: with where it leads when a symlink takes it
+    elsewhere (``/p/sl.txt → /etc/passwd``), since that is what lies outside."""
+    target = _real(path)
+    return str(path) if target == path else f"{path} → {target}"
+
+
 class Permissions:
     """The approval rules of one session (see the module docstring)."""
 
@@ -506,7 +513,7 @@ class Permissions:
             why = "needs the user's approval"
             if tool.read_only and (outside := self.outside(tool, arguments)):
                 why = (
-                    f"reads {', '.join(map(str, outside))}, outside the working directory and "
+                    f"reads {', '.join(map(_where, outside))}, outside the working directory and "
                     "the --add-dir folders, so it needs the user's approval"
                 )
                 how = f"--add-dir, {how}"

@@ -16,7 +16,7 @@ import platform
 from collections.abc import Mapping, Sequence
 from pathlib import Path
 
-from cat_code.agent.memory import MemoryFile
+from cat_code.agent.memory import MemoryFile, MemoryScope
 
 logger = logging.getLogger(__name__)
 
@@ -58,8 +58,9 @@ def build_system_prompt(
     for memory_file in memory:
         if memory_file.text.strip():
             cut = " (cut)" if memory_file.cut else ""
+            whose = "the user's" if memory_file.scope is MemoryScope.USER else "the project's"
             text += (
-                f"\n\nInstructions from {memory_file.path}{cut} (the user's memory file; "
+                f"\n\nInstructions from {memory_file.path}{cut} ({whose} memory file; "
                 f"follow them):\n{memory_file.text.strip()}"
             )
     for server, note in (instructions or {}).items():

@@ -8,7 +8,7 @@ Invariants every file tool keeps through these helpers:
   *daemon* thread (`in_thread`), never on asyncio's default executor, whose threads
   ``asyncio.run`` joins at exit: a wedged read can never keep cat-code from ending.
 - `Protected` paths (cat-code's own secrets, given by whoever builds the tools) are never
-  read, listed or written, whatever the permission rules say.
+  read, listed or written, whatever the permission rules say; nor is a hard link to one.
 - A write is atomic (a temporary file beside the target, fsync, rename) and goes through
   a symlink to the file it points at; an existing file keeps its mode.
 """
@@ -89,7 +89,10 @@ def in_thread(function: Callable[[], _T]) -> asyncio.Future[_T]:
 class Protected:
     """Files no file tool ever touches: each of ``paths`` (a folder covers its whole tree)
     and, in each (folder, glob) of ``patterns``, the files directly in it whose names match.
-    Compared by real path, so a symlink or ``..`` does not get around it."""
+    Compared by real path, so a symlink or ``..`` does not get around it, and by device and
+    inode, so a hard link to a protected file (``ln credentials.json proj/x``) does not
+    either. The inodes are those of the files as they are now: `check` stats them once,
+    and one call's walk asks that `ProtectedCheck` about every file it meets."""
 
     paths: tuple[Path, ...] = ()
     patterns: tuple[tuple[Path, str], ...] = ()
@@ -103,9 +106,18 @@ class Protected:
         pairs = tuple((real_path(folder), glob) for folder, glob in self.patterns)
         object.__setattr__(self, "_real_patterns", pairs)
 
+    def check(self) -> ProtectedCheck:
+        """A checker for one tool call, with the protected files' inodes as they are now
+        (not kept longer: the token store is replaced by rename, so its inode changes)."""
+        return ProtectedCheck(self, self._inodes())
+
     def covers(self, path: Path) -> bool:
-        """Whether ``path`` (absolute) is, or is inside, a protected path."""
-        target = real_path(path)
+        """Whether ``path`` (absolute) is, or is inside, a protected path, or is a hard
+        link to a protected file."""
+        return self.check().covers(path)
+
+    def covers_path(self, target: Path) -> bool:
+        """Whether the real path ``target`` is, or is inside, a protected path."""
         for guarded in self._real:
             if target == guarded or target.is_relative_to(guarded):
                 return True
@@ -114,6 +126,32 @@ class Protected:
             for folder, glob in self._real_patterns
         )
 
+    def _inodes(self) -> frozenset[tuple[int, int]]:
+        """(device, inode) of each protected regular file that exists."""
+        files: list[str] = []
+        for folder, glob in self._real_patterns:
+            try:
+                with os.scandir(folder) as entries:
+                    files += [e.path for e in entries if fnmatchcase(e.name, glob)]
+            except OSError:
+                continue
+        for guarded in self._real:
+            if guarded.is_dir():
+                files += [
+                    os.path.join(top, name) for top, _, names in os.walk(guarded) for name in names
+                ]
+            else:
+                files.append(str(guarded))
+        found = set()
+        for name in files:
+            try:
+                info = os.stat(name)
+            except OSError:
+                continue
+            if stat.S_ISREG(info.st_mode):
+                found.add((info.st_dev, info.st_ino))
+        return frozenset(found)
+
     def refuse(self, path: Path, shown: str) -> None:
         """Raise `FileToolError` when ``path`` is protected."""
         if self.covers(path):
@@ -121,6 +159,28 @@ class Protected:
                 f"Error: {shown} is one of cat-code's own private files (credentials, locks, "
                 "settings); no tool may read or change it. Do not try another way."
             )
+
+
+@dataclass(frozen=True, slots=True)
+class ProtectedCheck:
+    """`Protected` for the length of one tool call: its files' inodes stated once."""
+
+    protected: Protected
+    inodes: frozenset[tuple[int, int]]
+
+    def covers(self, path: Path, info: os.stat_result | None = None) -> bool:
+        """Whether ``path`` is protected (see `Protected`). ``info``: ``path``'s stat when
+        the caller has it (a walk does), so no file is stated twice."""
+        if self.protected.covers_path(real_path(path)):
+            return True
+        if not self.inodes:
+            return False
+        if info is None or stat.S_ISLNK(info.st_mode):
+            try:
+                info = os.stat(path)
+            except OSError:
+                return False  # nothing there yet (a new file) or unreadable: no content
+        return (info.st_dev, info.st_ino) in self.inodes
 
 
 def real_path(path: Path) -> Path:

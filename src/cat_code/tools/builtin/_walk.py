@@ -5,8 +5,15 @@ byte order of their names (ripgrep's ``--sort path``), so the built-in grep list
 in the order ripgrep would. It honours every ``.gitignore`` from the folder's ancestors
 (up to the git root) down, and the repository's ``.git/info/exclude``, with git's rules
 (`pathspec`): a deeper file's verdict wins, a negation re-includes, an ignored folder is
-not entered. Hidden files are included, symlinks are not followed, special files (FIFOs,
-devices) and `Protected` paths are never yielded. It stops after `MAX_WALK_FILES`.
+not entered. As in ripgrep, the folder walked is searched even when ignored (the user
+named it), and each path below it is judged by the patterns that match that path, not
+by one that matches only the folder walked or one above it: ``build/`` hides ``build``
+in a walk of the project but not ``build/out.py`` in a walk of ``build``, while ``*.log``
+still hides ``build/x.log``. (ripgrep 13 also skips an anchored pattern of a parent's
+``.gitignore``, like ``/build/gen/``, when it walks a subfolder, its issue 1757; the walk
+applies it, as git does.) Hidden files are included, symlinks are not followed, special
+files (FIFOs, devices) and `Protected` paths are never yielded. It stops after
+`MAX_WALK_FILES`.
 `glob_regex` turns a glob (``**/*.py``, ``src/*.{ts,tsx}``) into a regex over ``/`` paths.
 """
 
@@ -29,10 +36,26 @@ MAX_WALK_FILES = 200_000
 IGNORE_FILE = ".gitignore"
 
 
+#: The group pathspec's pattern regexes give the ``/`` after a folder the pattern matched:
+#: ``build/`` matches ``build/x.py`` through its folder ``build``.
+_DIR_MARK = "(?P<ps_d>/)"
+
+
 @dataclass(frozen=True, slots=True)
 class _Rules:
+    """One ignore file: its folder, and each pattern as (regex, whether it ignores), in
+    order. A regex matches a path only by the path itself (see `_own_path_regex`)."""
+
     base: Path
-    spec: pathspec.GitIgnoreSpec
+    patterns: tuple[tuple[re.Pattern[str], bool], ...]
+
+
+def _own_path_regex(regex: re.Pattern[str]) -> re.Pattern[str]:
+    """pathspec's ``regex`` of a pattern, made to match a path by the path itself: where it
+    matched through a folder above (its dir mark followed by more of the path), the mark
+    must now end the path. ripgrep judges paths so, and a walk never enters an ignored
+    folder, so what this leaves out only ever named the folder walked or one above it."""
+    return re.compile(regex.pattern.replace(_DIR_MARK, _DIR_MARK + r"\Z"), regex.flags)
 
 
 def _load(folder: Path, name: str = IGNORE_FILE) -> _Rules | None:
@@ -41,7 +64,12 @@ def _load(folder: Path, name: str = IGNORE_FILE) -> _Rules | None:
             lines = handle.read().splitlines()
     except OSError:
         return None
-    return _Rules(folder, pathspec.GitIgnoreSpec.from_lines(lines)) if lines else None
+    patterns = []
+    for pattern in pathspec.GitIgnoreSpec.from_lines(lines).patterns:
+        regex = getattr(pattern, "regex", None)
+        if pattern.include is not None and isinstance(regex, re.Pattern):
+            patterns.append((_own_path_regex(regex), pattern.include))
+    return _Rules(folder, tuple(patterns)) if patterns else None
 
 
 def git_root(folder: Path) -> Path | None:
@@ -63,7 +91,7 @@ def _inherited(root: Path) -> list[_Rules]:
         exclude = top / ".git" / "info"
         found = _load(exclude, "exclude")
         if found is not None:
-            rules.append(_Rules(top, found.spec))
+            rules.append(_Rules(top, found.patterns))
     for folder in reversed(chain[1:]):
         found = _load(folder)
         if found is not None:
@@ -75,9 +103,9 @@ def _ignored(rules: list[_Rules], path: Path, is_dir: bool) -> bool:
     verdict: bool | None = None
     for rule in rules:
         relative = path.relative_to(rule.base).as_posix() + ("/" if is_dir else "")
-        include = rule.spec.check_file(relative).include
-        if include is not None:
-            verdict = include
+        for regex, ignores in rule.patterns:  # the last that matches decides, as in git
+            if regex.search(relative):
+                verdict = ignores
     return bool(verdict)
 
 
@@ -98,6 +126,7 @@ def walk(
     """The regular files under ``root`` (see the module docstring)."""
     stats = stats or WalkStats()
     seen = 0
+    guard = protected.check()
 
     def visit(folder: Path, rules: list[_Rules]) -> Iterator[Path]:
         nonlocal seen
@@ -117,18 +146,18 @@ def walk(
                 return
             path = Path(entry.path)
             try:
-                mode = entry.stat(follow_symlinks=False).st_mode
+                info = entry.stat(follow_symlinks=False)
             except OSError:
                 continue
-            if stat.S_ISDIR(mode):
+            if stat.S_ISDIR(info.st_mode):
                 if entry.name == ".git" or _ignored(rules, path, True):
                     continue
-                if protected.covers(path):
+                if guard.covers(path, info):
                     continue
                 yield from visit(path, rules)
-            elif stat.S_ISREG(mode):
+            elif stat.S_ISREG(info.st_mode):
                 seen += 1
-                if _ignored(rules, path, False) or protected.covers(path):
+                if _ignored(rules, path, False) or guard.covers(path, info):
                     continue
                 yield path
 

@@ -187,7 +187,8 @@ class GrepTool(FileTool):
             except asyncio.CancelledError:
                 stop.set()
                 raise
-        hits = [h for h in hits if not self.protected.covers(h.path)]
+        guard = self.protected.check()
+        hits = [h for h in hits if not guard.covers(h.path)]
         return ToolResult(self._format(query, hits, stats.truncated))
 
     def _search(
