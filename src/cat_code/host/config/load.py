@@ -32,7 +32,13 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any, Literal
 from urllib.parse import urlsplit
 
-from cat_code.host.config.masking import VARIABLE, mask_url, shown_command, written_target
+from cat_code.host.config.masking import (
+    VARIABLE,
+    mask_url,
+    shown_command,
+    written_target,
+    written_word,
+)
 from cat_code.host.config.trust import APPROVALS_FILE, Decision, TrustStore
 from cat_code.host.home import cat_code_home
 from cat_code.mcp.errors import ConfigError
@@ -128,6 +134,9 @@ class StdioServerConfig(_ServerEntry):
     args: tuple[str, ...] = ()
     env: Mapping[str, str] = field(default_factory=dict)
     cwd: str | None = None
+    #: The program and the working directory as written, for errors (like ``display_target``).
+    display_command: str = ""
+    display_cwd: str = ""
 
     def _expanded_target(self) -> str:
         return shown_command([self.command, *self.args])
@@ -536,6 +545,8 @@ def parse_entry(
             disabled=disabled,
             protocol_version=protocol_version,
             display_target=written_target(raw),
+            display_command=written_word(raw["command"]),
+            display_cwd=written_word(raw["cwd"]) if cwd is not None else "",
             **common,
         )
     assert url  # checked above
