@@ -161,6 +161,24 @@ def test_approve_of_an_unknown_name_is_a_usage_error_and_all_approves_every_one(
     assert place.states() == ({"docs": "CONNECTED", "more": "CONNECTED"}, 0)
 
 
+def test_approve_says_what_is_missing_a_name_or_the_project_file(place: Place) -> None:
+    bare = place.run("mcp", "approve")
+    assert bare.returncode == 2
+    assert bare.stderr == "cat-code: mcp approve: name the project servers to approve, or --all\n"
+    both = place.run("mcp", "approve", "--all", "docs")
+    assert both.returncode == 2 and "takes server names or --all (not both)" in both.stderr
+
+    elsewhere = place.home / "elsewhere"
+    elsewhere.mkdir()
+    for verb in ("approve", "reject"):
+        run = place.run("mcp", verb, "foo", cwd=elsewhere)
+        assert run.returncode == 2
+        assert run.stderr == (
+            f"cat-code: no project server named 'foo': there is no ./.mcp.json in {elsewhere}\n"
+        )
+    assert not (elsewhere / ".mcp.json").exists()
+
+
 def test_trust_project_starts_them_for_one_run_and_remembers_nothing(place: Place) -> None:
     assert place.states("--trust-project") == ({"docs": "CONNECTED"}, 0)
     assert place.mark.exists()
