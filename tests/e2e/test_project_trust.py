@@ -199,6 +199,24 @@ def test_the_other_verbs_never_start_a_waiting_server(place: Place) -> None:
     assert not place.mark.exists()
 
 
+def test_resources_prompts_and_skills_name_the_waiting_servers_as_tools_does(
+    place: Place,
+) -> None:
+    waiting = (
+        "cat-code: MCP server 'docs' is a project server not approved yet "
+        "(run: cat-code mcp approve docs)\n"
+    )
+    tools = place.run("mcp", "tools")
+    assert (tools.returncode, tools.stderr) == (1, waiting)
+    for verb in ("resources", "prompts", "skills"):
+        run = place.run("mcp", verb)
+        assert (run.returncode, run.stderr) == (1, waiting), verb
+        assert run.stdout == f"MCP {verb}: none\n"
+        as_json = place.run("mcp", verb, "--json")
+        assert (as_json.returncode, as_json.stderr) == (1, waiting), verb
+    assert not place.mark.exists()
+
+
 # -- a url entry: never contacted, never sent an expanded variable -------------------------
 
 

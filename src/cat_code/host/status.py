@@ -96,6 +96,13 @@ def waiting_lines(config: McpConfig) -> list[str]:
     return [f"  {w.name.ljust(width)}  {w.type}: {w.target}".rstrip() for w in waiting]
 
 
+def waiting_line(status: ServerStatus) -> str:
+    """What a command that lists a server's offer says of a project server waiting for
+    approval: its offer is unknown, not absent (its error is the ``cat-code mcp approve``
+    hint)."""
+    return f"MCP server '{status.name}' is a project server not approved yet ({status.error})"
+
+
 def declined_line(server: str, params: dict[str, Any], where: str) -> str:
     """What a front end that cannot ask says when it declines an elicitation: the server,
     its message and (a URL request) the whole URL, never opened."""
