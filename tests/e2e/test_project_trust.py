@@ -395,3 +395,24 @@ def test_yes_at_the_repls_question_approves_and_starts_them(place: Place, repl: 
     term.type("/exit")
     assert term.wait_for_exit() == 0
     assert place.states() == ({"docs": "CONNECTED"}, 0)  # remembered
+
+
+def test_the_repls_status_names_the_slash_command_for_rejected_and_waiting_servers(
+    place: Place, repl: Any
+) -> None:
+    quiet = {"command": "sh", "args": ["-c", "touch PWNED"]}
+    place.write_project({"docs": quiet, "wiki": quiet})
+    assert place.run("mcp", "reject", "docs").returncode == 0
+    term = repl()
+    term.wait_for("approve and start them all? [y/N]")
+    term.type("n")
+    term.wait_for(PROMPT)
+    term.type("/mcp")
+    block = term.wait_for("docs  REJECTED")
+    block += term.wait_for("— rejected; /mcp approve docs runs it")
+    block += term.wait_for("wiki  NEEDS_APPROVAL")
+    block += term.wait_for("— run: /mcp approve wiki")
+    assert "cat-code mcp approve" not in block
+    term.type("/exit")
+    assert term.wait_for_exit() == 0
+    assert not place.mark.exists()

@@ -182,9 +182,11 @@ class BrokenServer:
     target: str = ""
 
 
-def approval_hint(name: str) -> str:
-    """What a NEEDS_APPROVAL server's status says to do."""
-    return f"run: cat-code mcp approve {name}"
+def approval_hint(name: str, *, rejected: bool = False, in_repl: bool = False) -> str:
+    """What a NEEDS_APPROVAL (or ``rejected``: REJECTED) server's status says to do; ``in_repl``
+    names the slash command, not the shell's."""
+    command = f"/mcp approve {name}" if in_repl else f"cat-code mcp approve {name}"
+    return f"rejected; {command} runs it" if rejected else f"run: {command}"
 
 
 @dataclass(frozen=True, slots=True)
@@ -203,9 +205,7 @@ class WaitingServer:
     @property
     def hint(self) -> str:
         """What status shows after the target."""
-        if self.rejected:
-            return f"rejected; cat-code mcp approve {self.name} runs it"
-        return approval_hint(self.name)
+        return approval_hint(self.name, rejected=self.rejected)
 
 
 @dataclass(slots=True)
