@@ -161,6 +161,24 @@ def test_approve_of_an_unknown_name_is_a_usage_error_and_all_approves_every_one(
     assert place.states() == ({"docs": "CONNECTED", "more": "CONNECTED"}, 0)
 
 
+def test_approve_says_what_is_missing_a_name_or_the_project_file(place: Place) -> None:
+    bare = place.run("mcp", "approve")
+    assert bare.returncode == 2
+    assert bare.stderr == "cat-code: mcp approve: name the project servers to approve, or --all\n"
+    both = place.run("mcp", "approve", "--all", "docs")
+    assert both.returncode == 2 and "takes server names or --all (not both)" in both.stderr
+
+    elsewhere = place.home / "elsewhere"
+    elsewhere.mkdir()
+    for verb in ("approve", "reject"):
+        run = place.run("mcp", verb, "foo", cwd=elsewhere)
+        assert run.returncode == 2
+        assert run.stderr == (
+            f"cat-code: no project server named 'foo': there is no ./.mcp.json in {elsewhere}\n"
+        )
+    assert not (elsewhere / ".mcp.json").exists()
+
+
 def test_trust_project_starts_them_for_one_run_and_remembers_nothing(place: Place) -> None:
     assert place.states("--trust-project") == ({"docs": "CONNECTED"}, 0)
     assert place.mark.exists()
@@ -178,6 +196,24 @@ def test_the_other_verbs_never_start_a_waiting_server(place: Place) -> None:
     assert call.returncode == 1 and "cat-code mcp approve docs" in call.stderr
     get = place.run("mcp", "get", "docs")
     assert get.returncode == 1 and "state:     NEEDS_APPROVAL" in get.stdout
+    assert not place.mark.exists()
+
+
+def test_resources_prompts_and_skills_name_the_waiting_servers_as_tools_does(
+    place: Place,
+) -> None:
+    waiting = (
+        "cat-code: MCP server 'docs' is a project server not approved yet "
+        "(run: cat-code mcp approve docs)\n"
+    )
+    tools = place.run("mcp", "tools")
+    assert (tools.returncode, tools.stderr) == (1, waiting)
+    for verb in ("resources", "prompts", "skills"):
+        run = place.run("mcp", verb)
+        assert (run.returncode, run.stderr) == (1, waiting), verb
+        assert run.stdout == f"MCP {verb}: none\n"
+        as_json = place.run("mcp", verb, "--json")
+        assert (as_json.returncode, as_json.stderr) == (1, waiting), verb
     assert not place.mark.exists()
 
 
@@ -359,3 +395,24 @@ def test_yes_at_the_repls_question_approves_and_starts_them(place: Place, repl: 
     term.type("/exit")
     assert term.wait_for_exit() == 0
     assert place.states() == ({"docs": "CONNECTED"}, 0)  # remembered
+
+
+def test_the_repls_status_names_the_slash_command_for_rejected_and_waiting_servers(
+    place: Place, repl: Any
+) -> None:
+    quiet = {"command": "sh", "args": ["-c", "touch PWNED"]}
+    place.write_project({"docs": quiet, "wiki": quiet})
+    assert place.run("mcp", "reject", "docs").returncode == 0
+    term = repl()
+    term.wait_for("approve and start them all? [y/N]")
+    term.type("n")
+    term.wait_for(PROMPT)
+    term.type("/mcp")
+    block = term.wait_for("docs  REJECTED")
+    block += term.wait_for("— rejected; /mcp approve docs runs it")
+    block += term.wait_for("wiki  NEEDS_APPROVAL")
+    block += term.wait_for("— run: /mcp approve wiki")
+    assert "cat-code mcp approve" not in block
+    term.type("/exit")
+    assert term.wait_for_exit() == 0
+    assert not place.mark.exists()

@@ -2,7 +2,8 @@
 
 A secret a ``${VAR}`` supplies is never shown expanded — in a URL's path (connection
 errors name the URL as written), in a scheme-less URL (the config error quotes it as
-written), in a command line logged by ``-v`` — and a literal credential on a command
+written), in a command line logged by ``-v``, in the program or working folder a spawn
+error names (``command not found: /opt/${TOK}``) — and a literal credential on a command
 line (``--header 'Authorization: Bearer …'``) is masked by ``mcp list`` and ``mcp get``.
 """
 
@@ -93,3 +94,31 @@ def test_a_literal_bearer_token_in_the_arguments_is_masked_by_list_and_get(
         assert "ghp_literal123" not in shown(run)
     assert "--header 'Authorization: ****'" in listing.stdout
     assert "--header 'Authorization: ****'" in got.stdout
+
+
+def test_spawn_errors_name_the_program_and_folder_as_written_not_expanded(
+    tmp_path: Path,
+) -> None:
+    (tmp_path / "tok-SECRET").write_text("not a program")  # there, but not executable
+    servers = {
+        "missing": {"command": "/nonexistent/${TOK}"},
+        "denied": {"command": str(tmp_path / "${TOK}")},
+        "nowhere": {"command": "sh", "args": ["-c", "true"], "cwd": "/nonexistent/${TOK}"},
+    }
+
+    listing = cat_code(tmp_path, servers, "mcp", "list")
+    verbose = cat_code(tmp_path, servers, "-v", "mcp", "list")
+    as_json = cat_code(tmp_path, servers, "mcp", "list", "--json")
+
+    for run in (listing, verbose, as_json):
+        assert run.returncode == 1
+        assert "tok-SECRET" not in shown(run)
+    errors = {entry["name"]: entry["error"] for entry in json.loads(as_json.stdout)}
+    assert errors == {
+        "missing": "command not found: /nonexistent/${TOK}",
+        "denied": f"permission denied running {tmp_path}/${{TOK}}",
+        "nowhere": "working directory does not exist: /nonexistent/${TOK}",
+    }
+    for run in (listing, verbose):
+        assert "— command not found: /nonexistent/${TOK}" in run.stdout
+    assert "missing: failed: command not found: /nonexistent/${TOK}" in verbose.stderr

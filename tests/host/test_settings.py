@@ -63,6 +63,17 @@ def test_an_update_keeps_every_other_key_and_the_files_mode(tmp_path: Path) -> N
     assert [p.name for p in tmp_path.iterdir()] == ["settings.json"]  # no temporary left
 
 
+def test_the_users_settings_left_open_by_an_old_version_are_written_private(
+    cat_code_home: Path,
+) -> None:
+    path = user_settings_path()
+    path.write_text('{"theme": "dark"}')
+    path.chmod(0o644)
+    update_settings(path, lambda settings: settings.update(x=1))
+    assert json.loads(path.read_text()) == {"theme": "dark", "x": 1}
+    assert stat.S_IMODE(path.stat().st_mode) == 0o600
+
+
 def test_a_broken_file_is_never_overwritten(tmp_path: Path) -> None:
     path = tmp_path / "settings.json"
     path.write_text('{"permissions": {"allow": [}')

@@ -8,6 +8,7 @@ import asyncio
 import base64
 import logging
 import shutil
+import stat
 import sys
 from pathlib import Path
 from typing import Any
@@ -90,6 +91,18 @@ async def test_a_silent_server_costs_the_probe_once_then_is_remembered(
         "handshake"
     )
     assert again.methods() == ["initialize"]
+
+
+async def test_the_eras_file_is_private_whether_rewritten_or_only_read(tmp_path: Path) -> None:
+    rewritten, read = tmp_path / "rewritten.json", tmp_path / "read.json"
+    rewritten.write_text("{}")
+    read.write_text('{"k": "handshake"}')
+    for path in (rewritten, read):
+        path.chmod(0o644)
+    EraMemory(rewritten).remember("k", "modern")
+    assert EraMemory(read).get("k") == "handshake"
+    assert stat.S_IMODE(rewritten.stat().st_mode) == 0o600
+    assert stat.S_IMODE(read.stat().st_mode) == 0o600
 
 
 async def test_a_pinned_version_skips_the_probe_but_still_discovers_the_instructions() -> None:

@@ -2,13 +2,15 @@
 
 Like the other ``mcp`` commands, each connects only the servers it needs, works, and
 closes them on every path (signals included, `cat_code.host.shutdown`). Exit codes: 0 on
-success, 1 when a server failed (to connect, to list, to read), 2 on a usage error (an
-unknown server, named with those configured). ``read`` writes a resource as it is: text
-(with a final newline added if it lacks one), a blob's decoded bytes, exact, when stdout
-is not a terminal (on a terminal it says the type and size instead, and how to save it,
-and text is shown through `safe_text`: control characters escaped);
-``--json`` prints the wire contents. ``skills`` lists the skills (SEP-2640) and reads
-none of their files; ``--json`` prints each entry as listed, with its server.
+success, 1 when a server failed (to connect, to list, to read) or is a project server
+waiting for approval (named, with the ``cat-code mcp approve`` hint, as ``mcp tools``
+does), 2 on a usage error (an unknown server, named with those configured). ``read``
+writes a resource as it is: text (with a final newline added if it lacks one), a blob's
+decoded bytes, exact, when stdout is not a terminal (on a terminal it says the type and
+size instead, and how to save it, and text is shown through `safe_text`: control
+characters escaped); ``--json`` prints the wire contents. ``skills`` lists the skills
+(SEP-2640) and reads none of their files; ``--json`` prints each entry as listed, with
+its server.
 """
 
 from __future__ import annotations
@@ -27,7 +29,7 @@ from cat_code.host.resource_tools import read_failure
 from cat_code.host.safe_text import safe_json, safe_text
 from cat_code.host.server import ServerState
 from cat_code.host.shutdown import run_until_signal
-from cat_code.host.status import format_prompts, format_resources, format_skills
+from cat_code.host.status import format_prompts, format_resources, format_skills, waiting_line
 from cat_code.mcp.resources import blob_bytes, contents_text, decoded_text, describe_blob
 from cat_code.mcp.roots import Roots
 
@@ -68,6 +70,15 @@ def _connect_failures(pool: McpPool) -> int:
     return len(failed)
 
 
+def _waiting(pool: McpPool) -> int:
+    """Say which project servers wait for approval (what they offer is unknown, not
+    absent: a bare "none" would hide it); how many."""
+    waiting = [s for s in pool.status() if s.state is ServerState.NEEDS_APPROVAL]
+    for status in waiting:
+        print_error(waiting_line(status))
+    return len(waiting)
+
+
 def _listing_failures(*listings: Gathered[Any]) -> int:
     failures: dict[str, str] = {}
     for listing in listings:
@@ -94,6 +105,7 @@ async def _resources(pool: McpPool, *, as_json: bool) -> int:
         print_line(safe_json(document))
     else:
         print_line(format_resources(resources.items, templates.items))
+    failed += _waiting(pool)
     return EXIT_FAILED if failed else EXIT_OK
 
 
@@ -147,6 +159,7 @@ async def _prompts(pool: McpPool, *, as_json: bool) -> int:
         print_line(safe_json(listed))
     else:
         print_line(format_prompts([(commands.get(id(p), ""), p) for _, p in prompts.items]))
+    failed += _waiting(pool)
     return EXIT_FAILED if failed else EXIT_OK
 
 
@@ -162,6 +175,7 @@ async def _skills(pool: McpPool, *, as_json: bool) -> int:
         print_line(safe_json([{"server": s, **skill.entry} for s, skill in skills.items]))
     else:
         print_line(format_skills(skills.items))
+    failed += _waiting(pool)
     return EXIT_FAILED if failed else EXIT_OK
 
 

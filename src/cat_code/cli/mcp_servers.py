@@ -30,7 +30,13 @@ from cat_code.host.safe_text import SafeWriter, safe_json, safe_text
 from cat_code.host.server import ServerState, ServerStatus
 from cat_code.host.shutdown import run_until_signal
 from cat_code.host.signin import SignIn, SignInTarget, sign_in_entry, sign_out
-from cat_code.host.status import declined_line, format_status, format_tools, tool_json
+from cat_code.host.status import (
+    declined_line,
+    format_status,
+    format_tools,
+    tool_json,
+    waiting_line,
+)
 from cat_code.host.tool_adapter import may_belong_to
 from cat_code.mcp.errors import describe_error
 from cat_code.mcp.roots import Roots
@@ -209,7 +215,7 @@ def _unavailable(status: ServerStatus) -> str | None:
     if status.state is ServerState.NEEDS_LOGIN:
         return f"MCP server '{name}' needs a sign-in (cat-code mcp login {name})"
     if status.state is ServerState.NEEDS_APPROVAL:
-        return f"MCP server '{name}' is a project server not approved yet ({status.error})"
+        return waiting_line(status)
     if status.state is ServerState.REJECTED:
         return f"MCP server '{name}' is a project server you rejected (cat-code mcp approve {name})"
     return None

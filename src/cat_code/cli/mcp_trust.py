@@ -22,8 +22,11 @@ def run_trust_command(args: argparse.Namespace) -> int:
     approve = args.mcp_command == "approve"
     every = approve and bool(args.all)
     names: list[str] = list(args.names)
-    if approve and every == bool(names):
+    if approve and every and names:
         print_error("mcp approve takes server names or --all (not both)")
+        return EXIT_USAGE
+    if approve and not every and not names:
+        print_error("mcp approve: name the project servers to approve, or --all")
         return EXIT_USAGE
     decision = Decision.APPROVED if approve else Decision.REJECTED
     try:

@@ -53,6 +53,8 @@ def default_transport(config: ServerConfig, *, auth: httpx2.Auth | None = None) 
             cwd=config.cwd,
             name=config.name,
             shown=config.display_target,
+            shown_command=config.display_command,
+            shown_cwd=config.display_cwd,
             observer=GROUP_RECORDS,
         )
     if config.type == "sse":

@@ -7,10 +7,12 @@ records, saved tool output, the REPL's history, remembered protocol eras. The li
 
 Private: `ensure_home` makes the folder (and any folder in it) 0700 and tightens one an
 old version left open; every file cat-code writes there is 0600 (`write_private`, or
-`cat_code.mcp.files.atomic_write`, whose new files are 0600). `edit_lock` is the lock held
-across a read–check–write of a file cat-code edits (``mcp.json``, ``settings.json``, the
-project's too): its lock file lives in ``$CAT_CODE_HOME/locks/``, never beside the file, so
-a project folder gets no stray ``.lock`` file.
+`cat_code.mcp.files.atomic_write` with `home_file_mode`), and one an old version left
+readable by others is tightened to 0600 when written or opened (`keep_private`).
+`edit_lock` is the lock held across a read–check–write of a file cat-code edits
+(``mcp.json``, ``settings.json``, the project's too): its lock file lives in
+``$CAT_CODE_HOME/locks/``, never beside the file, so a project folder gets no stray
+``.lock`` file.
 """
 
 from __future__ import annotations
@@ -74,8 +76,27 @@ def private_file(path: Path) -> Path:
     file another library appends to (the REPL's history)."""
     fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_APPEND | os.O_CLOEXEC, PRIVATE_FILE_MODE)
     os.close(fd)
-    _tighten(path, PRIVATE_FILE_MODE)
+    keep_private(path)
     return path
+
+
+def keep_private(path: Path) -> None:
+    """``path`` (an existing file in the home folder) tightened to 0600 if others can read it."""
+    _tighten(path, PRIVATE_FILE_MODE)
+
+
+def home_file_mode(path: Path) -> int | None:
+    """The mode to write ``path`` with (`atomic_write`'s ``mode``): 0600 for a file in the
+    home folder, even one an old version left open; None (the file's own mode kept) for
+    any other, such as a project's file. A link in the home folder counts as in it."""
+    home = cat_code_home()
+    for folder, file in (
+        (os.path.abspath(home), os.path.abspath(path)),
+        (os.path.realpath(home), os.path.realpath(path)),
+    ):
+        if Path(file).is_relative_to(folder):
+            return PRIVATE_FILE_MODE
+    return None
 
 
 def write_private(path: Path, data: bytes | str) -> None:

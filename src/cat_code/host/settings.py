@@ -8,9 +8,9 @@ A settings file is one JSON object. `read_settings` gives it whole (a missing fi
 ``{}``) or raises `SettingsError` naming the file and what is wrong. `update_settings`
 holds the file's edit lock (`cat_code.host.home.edit_lock`) from reading the file to
 writing it, changes only what its caller changes, keeps every other key as it was, and
-writes atomically (`cat_code.mcp.files.atomic_write`: the old file's mode kept, a new one
-0600, a symlink written through), so a crash never leaves half a file and two cat-codes
-saving at once both land. A broken file is never overwritten.
+writes atomically (`cat_code.mcp.files.atomic_write`: the user's file 0600, a project's
+keeps its mode, a new one 0600, a symlink written through), so a crash never leaves half
+a file and two cat-codes saving at once both land. A broken file is never overwritten.
 """
 
 from __future__ import annotations
@@ -21,7 +21,7 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
-from cat_code.host.home import cat_code_home, edit_lock
+from cat_code.host.home import cat_code_home, edit_lock, home_file_mode
 from cat_code.mcp.files import FileLockTimeout, JsonTooDeep, atomic_write, parse_json
 
 logger = logging.getLogger(__name__)
@@ -116,7 +116,7 @@ def write_settings(path: Path, settings: Settings) -> None:
     text = json.dumps(settings, indent=2, ensure_ascii=False) + "\n"
     try:
         path.parent.mkdir(mode=0o700, parents=True, exist_ok=True)
-        atomic_write(path, text)
+        atomic_write(path, text, mode=home_file_mode(path))
     except OSError as exc:
         raise SettingsError(path, f"cannot be written ({exc})") from None
 

@@ -14,7 +14,7 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
-from cat_code.host.config.load import McpConfig
+from cat_code.host.config.load import McpConfig, approval_hint
 from cat_code.host.config.trust import Decision
 from cat_code.host.pool import McpPool
 from cat_code.host.prompts import usage
@@ -37,7 +37,8 @@ def format_status(
     ``files`` are the config files read: with no servers, the hint names them, unless some
     of them are ``unreadable`` (then "none configured" would be untrue: it names those).
     ``in_repl``: a server that gave up restarting says which command starts it (the shell
-    has none: the next run starts it).
+    has none: the next run starts it), and a project server waiting for approval or
+    rejected names ``/mcp approve``, not the shell's command.
     """
     if not statuses and unreadable:
         bad = " and ".join(str(f) for f in unreadable)
@@ -59,6 +60,9 @@ def format_status(
         # A broken entry may have no target to show: then no empty "(?: )".
         where = f"({s.transport}: {safe_line(s.target)})" if s.target else ""
         error = safe_line(s.error) if s.error else s.error
+        if in_repl and s.state in (ServerState.NEEDS_APPROVAL, ServerState.REJECTED):
+            rejected = s.state is ServerState.REJECTED
+            error = approval_hint(names[id(s)], rejected=rejected, in_repl=True)
         if s.state is ServerState.CONNECTED:
             line = f"{head}  {f'{s.tools} tool(s)'.ljust(count_width)}  {where}".rstrip()
         elif error:
@@ -94,6 +98,13 @@ def waiting_lines(config: McpConfig) -> list[str]:
     waiting = config.needs_approval
     width = max((len(w.name) for w in waiting), default=0)
     return [f"  {w.name.ljust(width)}  {w.type}: {w.target}".rstrip() for w in waiting]
+
+
+def waiting_line(status: ServerStatus) -> str:
+    """What a command that lists a server's offer says of a project server waiting for
+    approval: its offer is unknown, not absent (its error is the ``cat-code mcp approve``
+    hint)."""
+    return f"MCP server '{status.name}' is a project server not approved yet ({status.error})"
 
 
 def declined_line(server: str, params: dict[str, Any], where: str) -> str:

@@ -91,6 +91,21 @@ def test_a_torn_line_is_skipped_with_a_warning_and_the_next_write_starts_a_new_l
     assert load(log.path).messages == [UserMessage(text="kept"), AssistantMessage(text="more")]
 
 
+def test_a_resumed_session_file_left_open_by_an_old_version_is_made_private(
+    tmp_path: Path,
+) -> None:
+    log = SessionLog(tmp_path)
+    log.sync([UserMessage(text="kept")])
+    log.close()
+    log.path.chmod(0o644)
+
+    again = SessionLog(tmp_path)
+    again.adopt(load(log.path))
+    again.sync([UserMessage(text="kept"), AssistantMessage(text="more")])
+    again.close()
+    assert stat.S_IMODE(log.path.stat().st_mode) == 0o600
+
+
 def test_a_tool_call_left_without_its_result_gets_one_on_loading(tmp_path: Path) -> None:
     log = SessionLog(tmp_path)
     call = ToolCall("t1", "shell", {"command": "sleep 100"})

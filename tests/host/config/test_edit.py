@@ -250,6 +250,21 @@ def test_the_write_keeps_the_mode_and_leaves_no_temporary_file(tmp_path: Path) -
     assert sorted(p.name for p in tmp_path.iterdir()) == ["mcp.json"]
 
 
+def test_the_users_file_left_open_by_an_old_version_is_written_private(
+    cat_code_home: Path, tmp_path: Path
+) -> None:
+    for path in (cat_code_home / "mcp.json", tmp_path / "project" / ".mcp.json"):
+        path.parent.mkdir(exist_ok=True)
+        path.write_text('{"mcpServers": {}}')
+        path.chmod(0o644)
+        file = ConfigFile.read(path)
+        file.set_entry("a", {"command": "a"})
+        file.write()
+    assert stat.S_IMODE((cat_code_home / "mcp.json").stat().st_mode) == 0o600
+    # A project's file is the project's: its mode is kept.
+    assert stat.S_IMODE((tmp_path / "project" / ".mcp.json").stat().st_mode) == 0o644
+
+
 def test_a_symlinked_file_is_written_through_the_link(tmp_path: Path) -> None:
     real = tmp_path / "dotfiles" / "mcp.json"
     real.parent.mkdir()

@@ -168,6 +168,20 @@ def test_an_unknown_name_records_nothing(project: Path, cat_code_home: Path) -> 
     assert not (cat_code_home / APPROVALS_FILE).exists()
 
 
+def test_a_name_in_a_folder_without_a_project_file_says_there_is_none(
+    project: Path, cat_code_home: Path
+) -> None:
+    with pytest.raises(UnknownProjectServer) as caught:
+        decide(["foo"], Decision.APPROVED, cwd=project)
+
+    assert caught.value.missing
+    assert str(caught.value) == (
+        f"no project server named 'foo': there is no ./.mcp.json in {project}"
+    )
+    assert not (project / ".mcp.json").exists()
+    assert not (cat_code_home / APPROVALS_FILE).exists()
+
+
 def test_approving_a_users_own_server_says_it_needs_no_approval(
     project: Path, cat_code_home: Path
 ) -> None:

@@ -221,6 +221,23 @@ async def test_a_working_directory_that_does_not_exist_fails_to_connect(tmp_path
         await transport.start(ignore_message, ignore_close)
 
 
+async def test_spawn_errors_name_the_program_and_folder_in_their_shown_form(
+    tmp_path: Path,
+) -> None:
+    missing = StdioTransport("/no/tok-SECRET", shown_command="/no/${TOK}")
+    with pytest.raises(ConnectError) as caught:
+        await missing.start(ignore_message, ignore_close)
+    assert str(caught.value) == "command not found: /no/${TOK}"
+
+    program, args = server_command()
+    away = StdioTransport(
+        program, args, cwd=str(tmp_path / "tok-SECRET"), shown_cwd="${WORK}/${TOK}"
+    )
+    with pytest.raises(ConnectError) as caught:
+        await away.start(ignore_message, ignore_close)
+    assert str(caught.value) == "working directory does not exist: ${WORK}/${TOK}"
+
+
 async def test_a_server_that_closes_its_stderr_keeps_serving(
     spawn: Spawn, monkeypatch: pytest.MonkeyPatch
 ) -> None:

@@ -34,7 +34,7 @@ from typing import Any
 
 from cat_code.agent.history.codec import BadRecord, decode, encode
 from cat_code.agent.providers.base import AssistantMessage, Message, UserMessage
-from cat_code.host.home import cat_code_home, ensure_home
+from cat_code.host.home import cat_code_home, ensure_home, keep_private
 from cat_code.host.safe_text import safe_line
 from cat_code.mcp.files import PRIVATE_FILE_MODE
 from cat_code.tools.base import ToolResult
@@ -362,6 +362,7 @@ class SessionLog:
         ensure_home(SESSIONS_DIR, self.path.parent.name)
         flags = os.O_WRONLY | os.O_CREAT | os.O_APPEND | os.O_CLOEXEC
         fd = os.open(self.path, flags, PRIVATE_FILE_MODE)
+        keep_private(self.path)  # a resumed session's file an old version left open
         try:
             size = os.fstat(fd).st_size
             if size == 0:

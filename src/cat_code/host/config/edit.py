@@ -7,8 +7,9 @@ the file and line: never overwritten). Each edit (`set_entry`, `remove_entry`,
 rest of the file keeps its exact bytes — key order, comments-free formatting, other keys,
 line endings, a byte order mark. New text follows the file's own style: its indentation unit (spaces
 or tabs), one-line objects stay one-line, CRLF files get CRLF. `write` is atomic: a
-temporary file in the same folder, flushed to disk, given the old file's mode (a new file
-is 0600: ``mcp add --header`` and ``mcp import`` may put literal tokens in it), then
+temporary file in the same folder, flushed to disk, given the old file's mode (a new file,
+and the one in ``$CAT_CODE_HOME``, 0600: ``mcp add --header`` and ``mcp import`` may put
+literal tokens in it), then
 ``os.replace`` (through a symlink to its target): `cat_code.mcp.files.atomic_write`, so a
 reader sees the old file or the new one, never half of one. A read–check–write runs inside
 `editing` (an inter-process lock per file), so concurrent cat-codes never lose each
@@ -25,7 +26,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from cat_code.host.home import edit_lock
+from cat_code.host.home import edit_lock, home_file_mode
 from cat_code.mcp.errors import ConfigError
 from cat_code.mcp.files import FileLockTimeout, JsonTooDeep, atomic_write, parse_json
 
@@ -379,7 +380,7 @@ class ConfigFile:
                 f"{self.path}: the new text holds bytes that are not UTF-8 ({bad!r}); "
                 "nothing was written"
             ) from None
-        atomic_write(self.path, data)
+        atomic_write(self.path, data, mode=home_file_mode(self.path))
         self.exists = True
         self._original = data
         self._changed = False

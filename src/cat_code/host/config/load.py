@@ -32,7 +32,13 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any, Literal
 from urllib.parse import urlsplit
 
-from cat_code.host.config.masking import VARIABLE, mask_url, shown_command, written_target
+from cat_code.host.config.masking import (
+    VARIABLE,
+    mask_url,
+    shown_command,
+    written_target,
+    written_word,
+)
 from cat_code.host.config.trust import APPROVALS_FILE, Decision, TrustStore
 from cat_code.host.home import cat_code_home
 from cat_code.mcp.errors import ConfigError
@@ -128,6 +134,9 @@ class StdioServerConfig(_ServerEntry):
     args: tuple[str, ...] = ()
     env: Mapping[str, str] = field(default_factory=dict)
     cwd: str | None = None
+    #: The program and the working directory as written, for errors (like ``display_target``).
+    display_command: str = ""
+    display_cwd: str = ""
 
     def _expanded_target(self) -> str:
         return shown_command([self.command, *self.args])
@@ -173,9 +182,11 @@ class BrokenServer:
     target: str = ""
 
 
-def approval_hint(name: str) -> str:
-    """What a NEEDS_APPROVAL server's status says to do."""
-    return f"run: cat-code mcp approve {name}"
+def approval_hint(name: str, *, rejected: bool = False, in_repl: bool = False) -> str:
+    """What a NEEDS_APPROVAL (or ``rejected``: REJECTED) server's status says to do; ``in_repl``
+    names the slash command, not the shell's."""
+    command = f"/mcp approve {name}" if in_repl else f"cat-code mcp approve {name}"
+    return f"rejected; {command} runs it" if rejected else f"run: {command}"
 
 
 @dataclass(frozen=True, slots=True)
@@ -194,9 +205,7 @@ class WaitingServer:
     @property
     def hint(self) -> str:
         """What status shows after the target."""
-        if self.rejected:
-            return f"rejected; cat-code mcp approve {self.name} runs it"
-        return approval_hint(self.name)
+        return approval_hint(self.name, rejected=self.rejected)
 
 
 @dataclass(slots=True)
@@ -536,6 +545,8 @@ def parse_entry(
             disabled=disabled,
             protocol_version=protocol_version,
             display_target=written_target(raw),
+            display_command=written_word(raw["command"]),
+            display_cwd=written_word(raw["cwd"]) if cwd is not None else "",
             **common,
         )
     assert url  # checked above

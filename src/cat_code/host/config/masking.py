@@ -181,6 +181,13 @@ def written_target(raw: Any) -> str:
     return masked_target({"url": raw.get("url")})
 
 
+def written_word(word: str) -> str:
+    """One word of an entry as written, for an error text (the program, the working
+    directory): ``${VAR}`` references bare, as in `shown_command`, a credential masked;
+    unquoted, as the error has always named it."""
+    return _masked_word(word)
+
+
 def shown_command(words: Sequence[str]) -> str:
     """A command line for showing, quoted as `shlex.join` does where a word needs it
     (``-c 'import sys; print(1)'``) but with masks and ``${VAR}`` references left bare:

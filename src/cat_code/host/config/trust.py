@@ -49,18 +49,31 @@ class UnknownProjectServer(ConfigError):
     """A name given to approve or reject is not an entry of the project file."""
 
     def __init__(
-        self, name: str, path: Path, known: Sequence[str], *, user_file: Path | None
+        self,
+        name: str,
+        path: Path,
+        known: Sequence[str],
+        *,
+        user_file: Path | None,
+        missing: bool = False,
     ) -> None:
         self.name = name
         self.path = path
         self.known = list(known)
         #: The user's own file that defines ``name`` (None: no file does).
         self.user_file = user_file
+        #: There is no project file at ``path`` at all.
+        self.missing = missing
+        # A missing file is said so, not named as if it held no such entry.
+        project = f"there is no ./{PROJECT_FILE} in {path.parent}" if missing else str(path)
         if user_file is not None:
+            of = f" ({project})" if missing else f" of {project}"
             text = (
-                f"'{name}' is your own server (in {user_file}), not a project server of "
-                f"{path}: it needs no approval"
+                f"'{name}' is your own server (in {user_file}), not a project server{of}: "
+                "it needs no approval"
             )
+        elif missing:
+            text = f"no project server named '{name}': {project}"
         else:
             listed = ", ".join(known) or "none"
             text = f"no project server named '{name}' in {path} (project servers: {listed})"
@@ -91,11 +104,14 @@ def decide(
     unknown (`UnknownProjectServer`) or the file cannot be read (`ConfigError`)."""
     folder = cwd or Path.cwd()
     path = folder / PROJECT_FILE
-    servers = ConfigFile.read(path).servers
+    file = ConfigFile.read(path)
+    servers = file.servers
     chosen = list(servers) if every else list(dict.fromkeys(names))
     for name in chosen:
         if name not in servers:
-            raise UnknownProjectServer(name, path, list(servers), user_file=_user_file_with(name))
+            raise UnknownProjectServer(
+                name, path, list(servers), user_file=_user_file_with(name), missing=not file.exists
+            )
     store = store or TrustStore()
     store.record(folder, {name: servers[name] for name in chosen}, decision)
     return [

@@ -53,7 +53,8 @@ ERAS_FILE = "eras.json"
 
 
 class EraMemory:
-    """Verdicts remembered across runs, keyed by `era_key` (a digest of the target)."""
+    """Verdicts remembered across runs, keyed by `era_key` (a digest of the target); the
+    file is written 0600, and one an old version left readable by others is tightened."""
 
     def __init__(self, path: Path | None) -> None:
         self.path = path
@@ -64,6 +65,8 @@ class EraMemory:
             self._verdicts = {}
             if self.path is not None:
                 with contextlib.suppress(OSError, ValueError):
+                    if os.lstat(self.path).st_mode & 0o777 & ~PRIVATE_FILE_MODE:
+                        os.chmod(self.path, PRIVATE_FILE_MODE)  # a link's 0777 included
                     data = json.loads(self.path.read_text())
                     if isinstance(data, dict):
                         self._verdicts = {

@@ -160,6 +160,8 @@ class StdioTransport:
         cwd: str | None = None,
         name: str = "",
         shown: str = "",
+        shown_command: str = "",
+        shown_cwd: str = "",
         max_message_bytes: int = MAX_MESSAGE_BYTES,
         observer: ProcessGroupObserver | None = None,
     ) -> None:
@@ -167,12 +169,16 @@ class StdioTransport:
         #: How logs name the command line: the host passes its entry as written, masked
         #: (``--token ${TOKEN}``, never the expanded secret); default the words as given.
         self.shown = shown or " ".join([command, *args])
+        #: How errors name the program and the working directory, for the same reason: as
+        #: written (``/opt/${TOKEN}/server``), never expanded; default as given.
+        self.shown_command = shown_command or command
+        self.shown_cwd = shown_cwd or cwd
         #: Told when the child's process group starts, speaks and ends (may be None).
         self.observer = observer
         self.args = tuple(args)
         self.env = dict(env or {})
         self.cwd = cwd
-        self.name = name or command
+        self.name = name or self.shown_command
         self.max_message_bytes = max_message_bytes
         self.pid: int | None = None
         self._on_message: MessageHandler = ignore_message
@@ -214,7 +220,7 @@ class StdioTransport:
         self._on_message = on_message
         self._on_close = on_close
         if self.cwd is not None and not Path(self.cwd).is_dir():
-            raise ConnectError(f"working directory does not exist: {self.cwd}")
+            raise ConnectError(f"working directory does not exist: {self.shown_cwd}")
         loop = self._loop = asyncio.get_running_loop()
         try:
             process, _ = await loop.subprocess_exec(
@@ -229,11 +235,13 @@ class StdioTransport:
                 start_new_session=True,
             )
         except FileNotFoundError as exc:
-            raise ConnectError(f"command not found: {self.command}") from exc
+            raise ConnectError(f"command not found: {self.shown_command}") from exc
         except PermissionError as exc:
-            raise ConnectError(f"permission denied running {self.command}") from exc
+            raise ConnectError(f"permission denied running {self.shown_command}") from exc
         except OSError as exc:
-            raise ConnectError(f"cannot start {self.command}: {exc.strerror or exc}") from exc
+            # Not ``str(exc)``: it quotes the expanded file name.
+            reason = exc.strerror or type(exc).__name__
+            raise ConnectError(f"cannot start {self.shown_command}: {reason}") from exc
         self._process = process
         self.pid = process.get_pid()
         stdin = process.get_pipe_transport(0)
