@@ -49,6 +49,8 @@ class Prestarted:
         self._waiting: dict[str, tuple[StdioServerConfig, StdioTransport]] = {}
         #: The pool the transports were handed to (`hand_over`): closed with us.
         self._owner: Servers | None = None
+        #: A close finished: a second one has nothing left to do.
+        self._closed = False
 
     @property
     def waiting(self) -> dict[str, StdioTransport]:
@@ -76,9 +78,11 @@ class Prestarted:
 
     async def close_all(self) -> None:
         """Close the pool handed over and every transport nobody took; like the pool's,
-        a cancelled close hurries and still finishes, then re-raises."""
+        a cancelled close hurries and still finishes, then re-raises. Idempotent."""
+        if self._closed:
+            return
+        # Kept in `_waiting` until closed: a close cut short is done again by the next.
         left = [transport for _, transport in self._waiting.values()]
-        self._waiting.clear()
         closing: list[asyncio.Future[Any]] = [asyncio.ensure_future(t.close()) for t in left]
         if self._owner is not None:
             closing.append(asyncio.ensure_future(self._owner.close_all()))
@@ -96,6 +100,8 @@ class Prestarted:
         for future in closing:  # leave no error unretrieved; closes never raise but this
             if not future.cancelled() and future.exception() is not None:
                 logger.debug("error while closing: %s", future.exception())
+        self._waiting.clear()
+        self._closed = True
         if cancelled is not None:
             raise cancelled
 
