@@ -184,6 +184,34 @@ def test_sigint_sigterm_and_sighup_close_every_server_and_exit_128_plus_n(
             servers.kill_leftovers()
 
 
+@pytest.mark.slow
+def test_a_run_signalled_as_soon_as_its_servers_are_up_closes_them_and_exits_128_plus_n(
+    tmp_path: Path, model_api: ScriptedModelApi
+) -> None:
+    # -p spawns its servers before it imports the agent (`cat_code.cli.early`): a signal
+    # now most likely comes before the run's own handlers, and must end the same way.
+    runs = [start_command(tmp_path / sig.name, "-p", model_api) for sig in SIGNALS]
+    try:
+        for servers, _ in runs:
+            wait_for(lambda s=servers: len(s.pids()) == 4, "4 pids")
+        pids = [servers.pids() for servers, _ in runs]
+
+        for sig, (_, process) in zip(SIGNALS, runs, strict=True):
+            process.send_signal(sig)
+
+        for sig, (_, process), group in zip(SIGNALS, runs, pids, strict=True):
+            code, err = end(process)
+            assert code == 128 + sig, f"{sig.name}: {err}"
+            assert f"interrupted by {sig.name}" in err
+            assert not [pid for pid in group if alive(pid)], sig.name
+    finally:
+        for servers, process in runs:
+            if process.poll() is None:
+                process.kill()
+                process.communicate()
+            servers.kill_leftovers()
+
+
 def test_a_second_sigint_during_shutdown_hurries_the_close_and_still_exits_130(
     tmp_path: Path, model_api: ScriptedModelApi
 ) -> None:

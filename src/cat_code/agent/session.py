@@ -37,6 +37,7 @@ from cat_code.agent.system_prompt import build_system_prompt
 from cat_code.host.config.load import McpConfig
 from cat_code.host.connect import ServerElicitationHandler
 from cat_code.host.pool import McpPool
+from cat_code.host.prestart import Prestarted
 from cat_code.mcp.roots import Roots
 from cat_code.tools.base import Tool
 from cat_code.tools.builtin import FileLedger, builtin_tools
@@ -157,13 +158,24 @@ class Session:
         return [*self.roots.paths, output_dir()]
 
     def open_pool(
-        self, config: McpConfig, *, elicitation_handler: ServerElicitationHandler | None
+        self,
+        config: McpConfig,
+        *,
+        elicitation_handler: ServerElicitationHandler | None,
+        prestarted: Prestarted | None = None,
     ) -> McpPool:
-        """The MCP pool of this session (not connected yet)."""
-        from cat_code.host.run_records import reap_orphans
+        """The MCP pool of this session (not connected yet); with ``prestarted``, the
+        stdio servers a front end spawned early (it reaped orphans before it did)."""
+        if prestarted is None:
+            from cat_code.host.run_records import reap_orphans
 
-        reap_orphans()  # once, before any server starts
-        self.pool = McpPool(config, elicitation_handler=elicitation_handler, roots=self.roots)
+            reap_orphans()  # once, before any server starts
+        self.pool = McpPool(
+            config,
+            elicitation_handler=elicitation_handler,
+            roots=self.roots,
+            prestarted=prestarted,
+        )
         return self.pool
 
     async def connect(self) -> None:

@@ -75,9 +75,10 @@ def _dispatch(parser: argparse.ArgumentParser, args: argparse.Namespace) -> int:
 
             return run_sessions_command(args)
         if args.prompt is not None:
-            from cat_code.cli.oneshot import run_oneshot
+            # Its stdio servers boot while the agent is imported (`cat_code.cli.early`).
+            from cat_code.cli.early import run_oneshot_early
 
-            return run_oneshot(args)
+            return run_oneshot_early(args)
         from cat_code.repl.app import run_repl
 
         return run_repl(args)

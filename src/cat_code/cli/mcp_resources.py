@@ -18,20 +18,19 @@ from __future__ import annotations
 import argparse
 import asyncio
 import sys
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from cat_code.cli.output import EXIT_FAILED, EXIT_OK, EXIT_USAGE, print_error, print_line
-from cat_code.host.catalog import Gathered
 from cat_code.host.config.load import McpConfig, only_servers
-from cat_code.host.pool import McpPool
-from cat_code.host.prompts import command_names
-from cat_code.host.resource_tools import read_failure
+from cat_code.host.prestart import Prestarted, prestart
 from cat_code.host.safe_text import safe_json, safe_text
-from cat_code.host.server import ServerState
 from cat_code.host.shutdown import run_until_signal
-from cat_code.host.status import format_prompts, format_resources, format_skills, waiting_line
-from cat_code.mcp.resources import blob_bytes, contents_text, decoded_text, describe_blob
 from cat_code.mcp.roots import Roots
+
+# The rest is imported after the stdio servers are spawned (`cat_code.host.prestart`).
+if TYPE_CHECKING:
+    from cat_code.host.catalog import Gathered
+    from cat_code.host.pool import McpPool
 
 COMMANDS = ("resources", "read", "prompts", "skills")
 
@@ -47,10 +46,14 @@ def run_resource_command(args: argparse.Namespace, config: McpConfig, roots: Roo
 
 
 async def _run(args: argparse.Namespace, config: McpConfig, roots: Roots) -> int:
-    pool = McpPool(config, roots=roots)
+    servers = Prestarted()
     command, server = args.mcp_command, args.server
 
     async def work() -> int:
+        await prestart(config, servers)
+        from cat_code.host.pool import McpPool
+
+        pool = McpPool(config, roots=roots, prestarted=servers)
         if command == "resources":
             return await _resources(pool, as_json=args.json)
         if command == "read":
@@ -59,11 +62,13 @@ async def _run(args: argparse.Namespace, config: McpConfig, roots: Roots) -> int
             return await _skills(pool, as_json=args.json)
         return await _prompts(pool, as_json=args.json)
 
-    return await run_until_signal(pool, work)
+    return await run_until_signal(servers, work)
 
 
 def _connect_failures(pool: McpPool) -> int:
     """Say which servers did not connect; how many."""
+    from cat_code.host.server import ServerState
+
     failed = [s for s in pool.status() if s.state in (ServerState.FAILED, ServerState.NEEDS_LOGIN)]
     for status in failed:
         print_error(f"MCP server '{status.name}' {status.state.lower()}: {status.error}")
@@ -73,6 +78,9 @@ def _connect_failures(pool: McpPool) -> int:
 def _waiting(pool: McpPool) -> int:
     """Say which project servers wait for approval (what they offer is unknown, not
     absent: a bare "none" would hide it); how many."""
+    from cat_code.host.server import ServerState
+    from cat_code.host.status import waiting_line
+
     waiting = [s for s in pool.status() if s.state is ServerState.NEEDS_APPROVAL]
     for status in waiting:
         print_error(waiting_line(status))
@@ -92,6 +100,8 @@ def _listing_failures(*listings: Gathered[Any]) -> int:
 
 
 async def _resources(pool: McpPool, *, as_json: bool) -> int:
+    from cat_code.host.status import format_resources
+
     await pool.connect_all()
     failed = _connect_failures(pool)
     resources = await pool.resources(None)
@@ -113,6 +123,9 @@ async def _resources(pool: McpPool, *, as_json: bool) -> int:
 
 
 async def _read(pool: McpPool, server: str, uri: str, *, as_json: bool) -> int:
+    from cat_code.host.resource_tools import read_failure
+    from cat_code.mcp.resources import blob_bytes, contents_text, decoded_text, describe_blob
+
     await pool.connect_all()
     if _connect_failures(pool):
         return EXIT_FAILED
@@ -149,6 +162,9 @@ async def _read(pool: McpPool, server: str, uri: str, *, as_json: bool) -> int:
 
 
 async def _prompts(pool: McpPool, *, as_json: bool) -> int:
+    from cat_code.host.prompts import command_names
+    from cat_code.host.status import format_prompts
+
     await pool.connect_all()
     failed = _connect_failures(pool)
     prompts = await pool.prompts(None)
@@ -167,6 +183,8 @@ async def _prompts(pool: McpPool, *, as_json: bool) -> int:
 
 
 async def _skills(pool: McpPool, *, as_json: bool) -> int:
+    from cat_code.host.status import format_skills
+
     await pool.connect_all()
     failed = _connect_failures(pool)
     skills = await pool.skills(None)
@@ -179,4 +197,4 @@ async def _skills(pool: McpPool, *, as_json: bool) -> int:
     return EXIT_FAILED if failed else EXIT_OK
 
 
-__all__ = ["COMMANDS", "format_prompts", "format_resources", "run_resource_command"]
+__all__ = ["COMMANDS", "run_resource_command"]

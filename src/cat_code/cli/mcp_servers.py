@@ -24,25 +24,17 @@ from typing import TYPE_CHECKING, Any
 
 from cat_code.cli.output import EXIT_FAILED, EXIT_OK, EXIT_USAGE, print_error, print_line
 from cat_code.host.config.load import McpConfig, load_config_from_args, only_servers
-from cat_code.host.pool import McpPool
+from cat_code.host.prestart import Prestarted, prestart
 from cat_code.host.run_records import reap_orphans
 from cat_code.host.safe_text import SafeWriter, safe_json, safe_text
-from cat_code.host.server import ServerState, ServerStatus
 from cat_code.host.shutdown import run_until_signal
-from cat_code.host.signin import SignIn, SignInTarget, sign_in_entry, sign_out
-from cat_code.host.status import (
-    declined_line,
-    format_status,
-    format_tools,
-    tool_json,
-    waiting_line,
-)
-from cat_code.host.tool_adapter import may_belong_to
 from cat_code.mcp.errors import describe_error
 from cat_code.mcp.roots import Roots
 
+# The rest is imported after the stdio servers are spawned (`cat_code.host.prestart`):
+# a server boots on the other core while these load.
 if TYPE_CHECKING:
-    pass
+    from cat_code.host.server import ServerStatus
 
 logger = logging.getLogger(__name__)
 
@@ -86,9 +78,14 @@ def run_mcp_command(args: argparse.Namespace) -> int:
 
 
 async def _list(config: McpConfig, roots: Roots, *, as_json: bool) -> int:
-    pool = McpPool(config, roots=roots)
+    servers = Prestarted()
 
     async def work() -> int:
+        await prestart(config, servers)
+        from cat_code.host.pool import McpPool
+        from cat_code.host.status import format_status
+
+        pool = McpPool(config, roots=roots, prestarted=servers)
         await pool.connect_all()
         statuses = pool.status()
         unreadable = config.unreadable
@@ -100,7 +97,7 @@ async def _list(config: McpConfig, roots: Roots, *, as_json: bool) -> int:
             return EXIT_FAILED  # nothing listed because a file is broken, not because none
         return EXIT_OK if pool.all_connected else EXIT_FAILED
 
-    return await run_until_signal(pool, work)
+    return await run_until_signal(servers, work)
 
 
 async def _tools(config: McpConfig, roots: Roots, server: str | None, *, as_json: bool) -> int:
@@ -109,9 +106,16 @@ async def _tools(config: McpConfig, roots: Roots, server: str | None, *, as_json
             f"no MCP server named {server!r} (configured: {', '.join(config.names) or 'none'})"
         )
         return EXIT_USAGE
-    pool = McpPool(only_servers(config, [server] if server else None), roots=roots)
+    chosen = only_servers(config, [server] if server else None)
+    servers = Prestarted()
 
     async def work() -> int:
+        await prestart(chosen, servers)
+        from cat_code.host.pool import McpPool
+        from cat_code.host.server import ServerState
+        from cat_code.host.status import format_tools, tool_json
+
+        pool = McpPool(chosen, roots=roots, prestarted=servers)
         await pool.connect_all()
         down = [s for s in pool.status() if s.name == server and _unavailable(s)]
         if down:  # "MCP tools: none" would hide why
@@ -129,7 +133,7 @@ async def _tools(config: McpConfig, roots: Roots, server: str | None, *, as_json
             print_error(_unavailable(s) or "")
         return EXIT_FAILED if failed or waiting else EXIT_OK
 
-    return await run_until_signal(pool, work)
+    return await run_until_signal(servers, work)
 
 
 async def _call(
@@ -146,13 +150,19 @@ async def _call(
             f'JSON_ARGS must be a JSON object like \'{{"key": "value"}}\', got: {raw_arguments}'
         )
         return EXIT_USAGE
+    from cat_code.host.tool_adapter import may_belong_to
+
     known = [s.name for s in config.servers] + [w.name for w in config.waiting]
     candidates = [server for server in known if may_belong_to(server, name)]
-    pool = McpPool(
-        only_servers(config, candidates or None), roots=roots, elicitation_handler=_decline
-    )
+    chosen = only_servers(config, candidates or None)
+    servers = Prestarted()
 
     async def work() -> int:
+        await prestart(chosen, servers)
+        from cat_code.host.pool import McpPool
+        from cat_code.host.server import ServerState
+
+        pool = McpPool(chosen, roots=roots, elicitation_handler=_decline, prestarted=servers)
         await pool.connect_all()
         tool = pool.find_tool(name)
         statuses = pool.status()
@@ -194,11 +204,13 @@ async def _call(
             print_line(result.content)
         return EXIT_FAILED if result.is_error else EXIT_OK
 
-    return await run_until_signal(pool, work)
+    return await run_until_signal(servers, work)
 
 
 async def _decline(server: str, params: dict[str, Any]) -> dict[str, Any]:
     """``mcp call`` has nobody to ask: it declines, and says so (a URL in full, unopened)."""
+    from cat_code.host.status import declined_line
+
     print_error(
         declined_line(server, params, "by `mcp call`") + " (the REPL, `cat-code`, can ask you)"
     )
@@ -207,6 +219,8 @@ async def _decline(server: str, params: dict[str, Any]) -> dict[str, Any]:
 
 def _unavailable(status: ServerStatus) -> str | None:
     """Why a server's tools cannot be used, naming its state and the way out; None if they can."""
+    from cat_code.host.server import ServerState
+
     name = status.name
     if status.state is ServerState.DISABLED:
         return f"MCP server '{name}' is disabled (cat-code mcp enable {name})"
@@ -215,6 +229,8 @@ def _unavailable(status: ServerStatus) -> str | None:
     if status.state is ServerState.NEEDS_LOGIN:
         return f"MCP server '{name}' needs a sign-in (cat-code mcp login {name})"
     if status.state is ServerState.NEEDS_APPROVAL:
+        from cat_code.host.status import waiting_line
+
         return waiting_line(status)
     if status.state is ServerState.REJECTED:
         return f"MCP server '{name}' is a project server you rejected (cat-code mcp approve {name})"
@@ -232,6 +248,7 @@ def _guesses(name: str, known: list[str]) -> list[str]:
 
 async def _login(config: McpConfig, name: str, *, no_browser: bool) -> int:
     from cat_code.host.home import token_store
+    from cat_code.host.signin import SignIn, SignInTarget, sign_in_entry
     from cat_code.mcp.auth.callback import LoopbackAuthorizer
 
     try:
@@ -277,6 +294,7 @@ class _Nothing:
 
 async def _logout(config: McpConfig, name: str) -> int:
     from cat_code.host.home import token_store
+    from cat_code.host.signin import SignInTarget, sign_in_entry, sign_out
 
     try:
         entry = sign_in_entry(config, name)

@@ -45,6 +45,8 @@ from cat_code.agent.loop import AgentEvents, Outcome
 from cat_code.agent.providers.base import AssistantMessage, ModelError, ToolCall
 from cat_code.agent.session import Session
 from cat_code.agent.transcript import tool_line
+from cat_code.host.config.load import McpConfig
+from cat_code.host.prestart import Prestarted
 from cat_code.host.safe_text import safe_json, safe_text
 from cat_code.host.server import ServerState
 from cat_code.host.shutdown import run_until_signal
@@ -58,8 +60,15 @@ EXIT_FAILED = 1
 EXIT_USAGE = 2
 
 
-def run_oneshot(args: argparse.Namespace) -> int:
-    """Entry point for ``cat-code -p``."""
+def run_oneshot(
+    args: argparse.Namespace,
+    *,
+    runner: asyncio.Runner | None = None,
+    config: McpConfig | None = None,
+    prestarted: Prestarted | None = None,
+) -> int:
+    """Entry point for ``cat-code -p``; `cat_code.cli.early` gives the loop (``runner``)
+    its stdio servers were spawned on, with their ``config``, as ``prestarted``."""
     report = _Report(getattr(args, "output_format", "text"), getattr(args, "model", None))
     try:
         resumed = resolve(
@@ -76,7 +85,8 @@ def run_oneshot(args: argparse.Namespace) -> int:
     if not prompt.strip():
         report.failed("the prompt is empty")
         return EXIT_FAILED
-    return asyncio.run(_run(args, prompt, report, resumed))
+    run = _run(args, prompt, report, resumed, config, prestarted)
+    return runner.run(run) if runner is not None else asyncio.run(run)
 
 
 def _emit(record: dict[str, Any]) -> None:
@@ -285,7 +295,12 @@ def _server_state(state: ServerState) -> str:
 
 
 async def _run(
-    args: argparse.Namespace, prompt: str, report: _Report, resumed: LoadedSession | None
+    args: argparse.Namespace,
+    prompt: str,
+    report: _Report,
+    resumed: LoadedSession | None,
+    config: McpConfig | None = None,
+    prestarted: Prestarted | None = None,
 ) -> int:
     session = Session(
         model=args.model,
@@ -305,9 +320,11 @@ async def _run(
         report.failed(str(session.model_problem))
         return EXIT_FAILED
 
-    from cat_code.host.config.load import load_config_from_args
+    if config is None:
+        from cat_code.host.config.load import load_config_from_args
 
-    pool = session.open_pool(load_config_from_args(args), elicitation_handler=_decline)
+        config = load_config_from_args(args)
+    pool = session.open_pool(config, elicitation_handler=_decline, prestarted=prestarted)
     # The SDK import (about a second) overlaps the servers' startup.
     prepare = asyncio.create_task(provider.prepare(), name="model-prepare")
 
@@ -352,4 +369,4 @@ async def _run(
             report.result(outcome)
         return EXIT_FAILED
 
-    return await run_until_signal(pool, work)
+    return await run_until_signal(pool if prestarted is None else prestarted, work)

@@ -27,6 +27,7 @@ from cat_code.mcp.transports.base import Transport
 if TYPE_CHECKING:
     import httpx2
 
+    from cat_code.host.prestart import Prestarted
     from cat_code.mcp.auth.provider import McpAuth
     from cat_code.mcp.auth.types import Authorizer, TokenStore
     from cat_code.mcp.session.detect import EraMemory
@@ -43,20 +44,9 @@ ServerElicitationHandler = Callable[[str, dict[str, Any]], Awaitable[dict[str, A
 def default_transport(config: ServerConfig, *, auth: httpx2.Auth | None = None) -> Transport:
     """The transport an entry asks for; ``auth`` signs an HTTP or SSE entry's requests in."""
     if isinstance(config, StdioServerConfig):
-        from cat_code.host.run_records import GROUP_RECORDS
-        from cat_code.mcp.transports.stdio import StdioTransport
+        from cat_code.host.prestart import stdio_transport
 
-        return StdioTransport(
-            config.command,
-            config.args,
-            env=config.env,
-            cwd=config.cwd,
-            name=config.name,
-            shown=config.display_target,
-            shown_command=config.display_command,
-            shown_cwd=config.display_cwd,
-            observer=GROUP_RECORDS,
-        )
+        return stdio_transport(config)
     if config.type == "sse":
         from cat_code.mcp.transports.sse import LegacySseTransport
 
@@ -187,7 +177,8 @@ class Connector:
 
     ``transport_factory``, when given (tests, benchmarks), builds the whole transport,
     auth included; otherwise each entry gets `default_transport`, signed in by
-    ``auth_factory`` or, by default, `default_auth` over the token store.
+    ``auth_factory`` or, by default, `default_auth` over the token store, or, for its
+    first connect, the transport ``prestarted`` spawned for it.
     """
 
     def __init__(
@@ -199,6 +190,7 @@ class Connector:
         transport_factory: TransportFactory | None = None,
         auth_factory: AuthFactory | None = None,
         token_store: TokenStore | None = None,
+        prestarted: Prestarted | None = None,
     ) -> None:
         #: The folders every server may work in (cwd and ``--add-dir``), shared by all.
         self.roots = roots
@@ -208,6 +200,8 @@ class Connector:
         self.transport_factory = transport_factory
         self.auth_factory = auth_factory
         self._token_store = token_store
+        #: Stdio children the front end spawned early (`cat_code.host.prestart`).
+        self.prestarted = prestarted
 
     @property
     def token_store(self) -> TokenStore:
@@ -250,6 +244,8 @@ class Connector:
         try:
             if self.transport_factory in (None, default_transport):
                 auth = self.auth_for(config)
+                if self.prestarted is not None:
+                    transport = self.prestarted.take(config)
             else:  # a custom factory builds the whole transport, auth included
                 assert self.transport_factory is not None
                 transport = self.transport_factory(config)

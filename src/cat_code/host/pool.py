@@ -9,9 +9,9 @@ of each (server, tool) is pinned for the life of the pool, so a tool list change
 restart or a reload never renames a tool the model has seen (the pool is each server's
 `ToolPublisher`). `reload` takes a newly read config; ``close_all`` finishes closing
 every server even when its caller is cancelled. How servers are reached (transport, auth,
-roots, elicitation) is the `Connector` (`cat_code.host.connect`). Creating a pool starts
-nothing: the front ends reap what a killed cat-code left (`run_records.reap_orphans`)
-once, at their start.
+roots, elicitation, children spawned early) is the `Connector` (`cat_code.host.connect`).
+Creating a pool starts nothing: the front ends reap what a killed cat-code left
+(`run_records.reap_orphans`) once, at their start.
 """
 
 from __future__ import annotations
@@ -51,6 +51,7 @@ from cat_code.mcp.wire import (
 from cat_code.tools.registry import ToolRegistry
 
 if TYPE_CHECKING:
+    from cat_code.host.prestart import Prestarted
     from cat_code.mcp.auth.provider import McpAuth
     from cat_code.mcp.auth.types import TokenStore
 
@@ -73,6 +74,7 @@ class McpPool:
         era_memory: EraMemory | None = None,
         restart_policy: RestartPolicy | None = None,
         roots: Roots | None = None,
+        prestarted: Prestarted | None = None,
     ) -> None:
         self.config = config
         #: How often a server that stopped by itself is started again.
@@ -85,7 +87,11 @@ class McpPool:
             transport_factory=transport_factory,
             auth_factory=auth_factory,
             token_store=token_store,
+            prestarted=prestarted,
         )
+        if prestarted is not None:
+            # The front end's close closes us (and whatever of it we never took).
+            prestarted.hand_over(self)
         self._stop = asyncio.Event()
         self.servers: list[McpServer] = [self._new_server(c) for c in config.servers]
         self.broken: list[BrokenServer] = list(config.broken)

@@ -20,7 +20,6 @@ import contextlib
 import json
 import os
 import stat
-import tempfile
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -94,6 +93,8 @@ def atomic_write(
         except FileNotFoundError:
             mode = PRIVATE_FILE_MODE
     raw = data.encode("utf-8") if isinstance(data, str) else data
+    import tempfile  # here: loading a config (before any server starts) writes nothing
+
     fd, temp = tempfile.mkstemp(dir=target.parent, prefix=f".{target.name}.", suffix=".tmp")
     try:
         with os.fdopen(fd, "wb") as out:

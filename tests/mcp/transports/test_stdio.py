@@ -653,3 +653,103 @@ async def test_a_program_that_ends_without_finishing_a_close_leaves_no_process_b
         for path in (server_file, grandchild_file):
             if path.exists() and path.read_text().strip():
                 kill_quietly(int(path.read_text()))
+
+
+# -- spawned before anyone listens ---------------------------------------------------------
+
+#: Says two things at once, unasked, then serves nothing and exits on stdin EOF.
+_CHATTY = (
+    "import sys\n"
+    'note = \'{"jsonrpc":"2.0","method":"notifications/message","params":{"n":%d}}\\n\'\n'
+    "sys.stdout.write(note % 1 + note % 2)\n"
+    "sys.stdout.flush()\n"
+    "sys.stdin.read()\n"
+)
+
+
+class SpeakingObserver:
+    """A `ProcessGroupObserver` that says when the child first wrote to stdout."""
+
+    def __init__(self) -> None:
+        self.spoke = asyncio.Event()
+
+    def started(self, pgid: int) -> None:
+        pass
+
+    def settled(self, pgid: int) -> None:
+        self.spoke.set()
+
+    def ended(self, pgid: int) -> None:
+        pass
+
+
+async def test_what_a_spawned_child_says_before_start_is_delivered_in_order_at_start() -> None:
+    observer = SpeakingObserver()
+    transport = StdioTransport(sys.executable, ["-c", _CHATTY], name="test", observer=observer)
+    try:
+        await transport.spawn()
+        assert transport.spawned and transport.pid is not None
+        async with asyncio.timeout(20):
+            await observer.spoke.wait()  # both lines were read (one write) and held
+        received: list[dict[str, Any]] = []
+
+        await transport.start(received.append, ignore_close)
+
+        assert not transport.spawned
+        assert [m["params"]["n"] for m in received] == [1, 2]
+    finally:
+        await transport.close()
+    assert transport.returncode == 0  # it exited on the stdin EOF the close sent
+
+
+async def test_a_spawned_child_that_exits_before_start_is_reported_at_start(
+    spawn: Spawn,
+) -> None:
+    transport = await spawn("--exit-at-start", "7")
+    await transport.spawn()
+    await wait_until(lambda: transport.closed_reason is not None, timeout=20)
+    on_close = CloseRecorder()
+
+    await transport.start(ignore_message, on_close)
+
+    [reason] = on_close.reasons
+    assert "exited with code 7" in reason and "fatal: cannot start" in reason
+    with pytest.raises(ProcessExited, match="exited with code 7"):
+        await transport.request({"jsonrpc": "2.0", "id": 1, "method": "ping"})
+
+
+async def test_a_spawned_transport_then_started_serves_a_whole_session(spawn: Spawn) -> None:
+    transport = await spawn()
+    await transport.spawn()
+
+    client = await connect(transport)
+
+    async with asyncio.timeout(20):
+        assert text_of(await client.call_tool("echo", {"text": "early"})) == "early"
+    with pytest.raises(RuntimeError, match="already started"):
+        await transport.start(ignore_message, ignore_close)
+
+
+async def test_closing_a_spawned_transport_never_started_ends_its_whole_group(
+    spawn: Spawn, tmp_path: Path
+) -> None:
+    pid_file = tmp_path / "grandchild.pid"
+    transport = await spawn("--ignore-eof", "--grandchild-pid-file", str(pid_file))
+    await transport.spawn()
+    grandchild = await read_pid(pid_file)
+    assert transport.pid is not None and alive(transport.pid) and alive(grandchild)
+    try:
+        await transport.close()
+
+        assert not alive(transport.pid)
+        assert not alive(grandchild)
+    finally:
+        kill_quietly(transport.pid, grandchild)
+
+
+async def test_a_command_that_cannot_be_spawned_is_not_left_spawned() -> None:
+    transport = StdioTransport("cat-code-no-such-command-xyz", [], name="test")
+    with pytest.raises(ConnectError, match="command not found"):
+        await transport.spawn()
+    assert not transport.spawned
+    await transport.close()

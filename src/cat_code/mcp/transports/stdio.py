@@ -19,6 +19,10 @@ started here stays in a module registry until seen gone: a cancelled close SIGKI
 once, and an ``atexit`` hook SIGKILLs any group a skipped close left behind. The registry
 is told to the transport's `ProcessGroupObserver` (cat-code's host mirrors it on disk, so
 a run that is killed outright, ``kill -9``, leaves records a later run reaps).
+
+`spawn` starts the child before anyone listens (so its start-up overlaps the caller's):
+what it says, and its end, are held and handed over, in order, when `start` attaches
+the handlers. A spawned transport is owned like a started one: `close` ends its group.
 """
 
 from __future__ import annotations
@@ -50,6 +54,7 @@ from cat_code.mcp.transports.base import (
     RequestContext,
     TransportKind,
     dispatch,
+    hand_up,
     ignore_close,
     ignore_message,
     size_text,
@@ -183,6 +188,10 @@ class StdioTransport:
         self.pid: int | None = None
         self._on_message: MessageHandler = ignore_message
         self._on_close: CloseHandler = ignore_close
+        #: Between `spawn` and `start`: the child's messages, held for the handler to come.
+        self._held: list[JsonObject] | None = None
+        #: Between `spawn` and `start`: why the connection ended, if it did.
+        self._held_close: str | None = None
         self._process: asyncio.SubprocessTransport | None = None
         self._protocol: _ChildProtocol | None = None
         self._stdin: asyncio.WriteTransport | None = None
@@ -213,7 +222,44 @@ class StdioTransport:
 
     # -- Transport ---------------------------------------------------------------
 
+    async def spawn(self) -> None:
+        """Start the child now; what it says (and its exit) is held until `start`.
+
+        For a front end that starts its servers before it has built what talks to them,
+        so a server's own start-up overlaps ours. The transport is then owned as if
+        started: its `close` (or `kill_now`) ends the group, `start` or no `start`.
+        """
+        held: list[JsonObject] = []
+        await self._spawn(held.append, self._hold_close)
+        self._held = held
+
+    @property
+    def spawned(self) -> bool:
+        """Spawned (`spawn`) and not yet started: `start` will only attach its handlers."""
+        return self._held is not None
+
     async def start(self, on_message: MessageHandler, on_close: CloseHandler) -> None:
+        held = self._held
+        if held is None:
+            await self._spawn(on_message, on_close)
+            return
+        self._held = None
+        self._on_message = on_message
+        self._on_close = on_close
+        # What the child said before anyone listened, in order; then its end, if it came.
+        for message in held:
+            hand_up(message, on_message, self.name)
+        if self._held_close is not None:
+            reason, self._held_close = self._held_close, None
+            try:
+                on_close(reason)
+            except Exception:
+                logger.exception("%s: close handler failed", self.name)
+
+    def _hold_close(self, reason: str) -> None:
+        self._held_close = reason
+
+    async def _spawn(self, on_message: MessageHandler, on_close: CloseHandler) -> None:
         if self._process is not None or self._closed_error is not None:
             # A second child would have no owner: nothing would ever close it.
             raise RuntimeError(f"{self.name}: transport already started (or closed)")
