@@ -19,6 +19,7 @@ import logging
 from typing import TYPE_CHECKING, Any
 
 from cat_code.host.config.load import McpConfig, ServerConfig, StdioServerConfig
+from cat_code.host.eof_memory import EOF_MEMORY
 from cat_code.host.run_records import GROUP_RECORDS
 from cat_code.mcp.transports.stdio import StdioTransport
 
@@ -29,7 +30,8 @@ logger = logging.getLogger(__name__)
 
 
 def stdio_transport(config: StdioServerConfig) -> StdioTransport:
-    """The transport of a stdio entry (not started), its groups recorded on disk."""
+    """The transport of a stdio entry (not started), its groups recorded on disk, and
+    whether it ignores stdin EOF remembered across runs (`cat_code.host.eof_memory`)."""
     return StdioTransport(
         config.command,
         config.args,
@@ -40,6 +42,7 @@ def stdio_transport(config: StdioServerConfig) -> StdioTransport:
         shown_command=config.display_command,
         shown_cwd=config.display_cwd,
         observer=GROUP_RECORDS,
+        eof_memory=EOF_MEMORY,
     )
 
 

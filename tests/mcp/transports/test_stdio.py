@@ -9,7 +9,7 @@ import os
 import shlex
 import signal
 import sys
-from collections.abc import AsyncIterator, Awaitable, Callable
+from collections.abc import AsyncIterator, Awaitable, Callable, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -753,3 +753,50 @@ async def test_a_command_that_cannot_be_spawned_is_not_left_spawned() -> None:
         await transport.spawn()
     assert not transport.spawned
     await transport.close()
+
+
+class _Remembered:
+    """An in-memory `EofMemory`: what it says, and what it was told."""
+
+    def __init__(self, ignores: bool) -> None:
+        self.ignores = ignores
+        self.told: list[bool] = []
+
+    def ignores_eof(self, command: Sequence[str], cwd: str | None) -> bool:
+        return self.ignores
+
+    def remember(self, command: Sequence[str], cwd: str | None, ignores: bool) -> None:
+        self.told.append(ignores)
+
+
+async def _closed_with(memory: _Remembered, *flags: str) -> StdioTransport:
+    program, args = server_command(*flags)
+    transport = StdioTransport(program, args, name="test", eof_memory=memory)
+    await connect(transport)
+    assert transport.pid is not None
+    try:
+        await transport.close()
+        assert not alive(transport.pid)
+    finally:
+        kill_quietly(transport.pid)
+    return transport
+
+
+async def test_a_server_seen_ignoring_eof_is_remembered_and_the_next_close_waits_less() -> None:
+    first = _Remembered(ignores=False)
+    transport = await _closed_with(first, "--ignore-eof")
+    assert first.told == [True]
+    assert transport.eof_grace_used == stdio.STDIN_CLOSE_GRACE_S
+
+    again = _Remembered(ignores=True)
+    transport = await _closed_with(again, "--ignore-eof")
+    assert again.told == []  # the same verdict: nothing to write
+    assert transport.eof_grace_used == stdio.REMEMBERED_EOF_GRACE_S
+    assert transport.returncode == -signal.SIGTERM  # EOF first, then SIGTERM as before
+
+
+async def test_a_server_that_now_exits_on_eof_is_remembered_so_too() -> None:
+    memory = _Remembered(ignores=True)
+    transport = await _closed_with(memory)
+    assert transport.returncode == 0  # it still had its chance to leave by itself
+    assert memory.told == [False]

@@ -76,6 +76,10 @@ INHERITED_ENV_VARS = (
 #: this long is one that ignores EOF (many Node servers do), and it gets SIGTERM. Short,
 #: because a finished command would otherwise sit this long on every such server.
 STDIN_CLOSE_GRACE_S = 0.1
+#: The grace for a server its `EofMemory` says ignored EOF last time: EOF still comes
+#: first, but a second wait for the same answer buys nothing; a server that has learned
+#: to exit on EOF is still seen doing so (and remembered) when it is this quick.
+REMEMBERED_EOF_GRACE_S = 0.01
 #: After SIGTERM, time for the group to clean up before SIGKILL.
 TERMINATE_GRACE_S = 2.0
 #: After SIGKILL, how long to wait for the kernel to finish the group off.
@@ -110,6 +114,17 @@ def child_environment(extra: Mapping[str, str]) -> dict[str, str]:
     }
     env.update(extra)
     return env
+
+
+class EofMemory(Protocol):
+    """Remembers, across runs, which servers ignore stdin EOF (keyed by whatever the
+    implementation derives from the command line: keep secrets out of it)."""
+
+    def ignores_eof(self, command: Sequence[str], cwd: str | None) -> bool:
+        """Whether this command ignored EOF the last time it was closed."""
+
+    def remember(self, command: Sequence[str], cwd: str | None, ignores: bool) -> None:
+        """What this close saw (called only when it differs from what was remembered)."""
 
 
 class ProcessGroupObserver(Protocol):
@@ -169,6 +184,7 @@ class StdioTransport:
         shown_cwd: str = "",
         max_message_bytes: int = MAX_MESSAGE_BYTES,
         observer: ProcessGroupObserver | None = None,
+        eof_memory: EofMemory | None = None,
     ) -> None:
         self.command = command
         #: How logs name the command line: the host passes its entry as written, masked
@@ -180,6 +196,10 @@ class StdioTransport:
         self.shown_cwd = shown_cwd or cwd
         #: Told when the child's process group starts, speaks and ends (may be None).
         self.observer = observer
+        #: Which servers ignored EOF before: their close waits `REMEMBERED_EOF_GRACE_S`.
+        self.eof_memory = eof_memory
+        #: The EOF grace the last close used (None: not closed, or hurried).
+        self.eof_grace_used: float | None = None
         self.args = tuple(args)
         self.env = dict(env or {})
         self.cwd = cwd
@@ -621,7 +641,7 @@ class StdioTransport:
             self._flush()
             self._stdin.close()
         if not self._hurried:
-            await self._wait_grace(self._exited.wait(), STDIN_CLOSE_GRACE_S)
+            await self._eof_grace()
         gone = await _group_gone(pgid)
         if not gone and not self._hurried:
             logger.debug("%s: sending SIGTERM to process group %s", self.name, pgid)
@@ -641,6 +661,18 @@ class StdioTransport:
         process.close()
         if self._fail_handle is not None:
             self._fail_handle.cancel()
+
+    async def _eof_grace(self) -> None:
+        """Give the child its chance to exit on stdin EOF (already sent), and remember
+        whether it took it when that differs from last time."""
+        memory = self.eof_memory
+        command = (self.command, *self.args)
+        known = memory is not None and memory.ignores_eof(command, self.cwd)
+        grace = REMEMBERED_EOF_GRACE_S if known else STDIN_CLOSE_GRACE_S
+        self.eof_grace_used = grace
+        exited = await self._wait_grace(self._exited.wait(), grace)
+        if memory is not None and not self._hurried and exited == known:
+            memory.remember(command, self.cwd, not exited)
 
     async def _wait_grace(self, waiting: Coroutine[Any, Any, Any], seconds: float) -> bool:
         """Whether ``waiting`` finished within a grace period, which `hurry` cuts short."""
