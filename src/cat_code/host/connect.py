@@ -242,13 +242,13 @@ class Connector:
         auth: McpAuth | None = None
         transport: Transport | None = None
         try:
-            if self.transport_factory in (None, default_transport):
+            if self.transport_factory is not None:
+                # A custom factory builds the whole transport, auth included.
+                transport = self.transport_factory(config)
+            else:
                 auth = self.auth_for(config)
                 if self.prestarted is not None:
                     transport = self.prestarted.take(config)
-            else:  # a custom factory builds the whole transport, auth included
-                assert self.transport_factory is not None
-                transport = self.transport_factory(config)
             client = build_client(
                 config,
                 auth=auth,

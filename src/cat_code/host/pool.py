@@ -22,7 +22,7 @@ from collections.abc import Coroutine
 from typing import TYPE_CHECKING, Any, TypeVar
 
 from cat_code.host.catalog import Gathered, UnknownServer, UnknownSkill, gather
-from cat_code.host.config.load import BrokenServer, McpConfig, ServerConfig, WaitingServer
+from cat_code.host.config.load import BrokenServer, McpConfig, ServerConfig
 from cat_code.host.connect import (
     AuthFactory,
     Connector,
@@ -32,7 +32,7 @@ from cat_code.host.connect import (
 from cat_code.host.home import cat_code_home
 from cat_code.host.reload import ReloadPlan, plan_reload
 from cat_code.host.restarts import RestartPolicy
-from cat_code.host.server import McpServer, ServerState, ServerStatus
+from cat_code.host.server import McpServer, ServerState, ServerStatus, run_to_end
 from cat_code.host.tool_adapter import McpTool, assign_names
 from cat_code.host.tool_filter import select_tools
 from cat_code.mcp.errors import TransportClosed
@@ -95,8 +95,6 @@ class McpPool:
         self._stop = asyncio.Event()
         self.servers: list[McpServer] = [self._new_server(c) for c in config.servers]
         self.broken: list[BrokenServer] = list(config.broken)
-        #: Project entries waiting for approval (or rejected): status rows, never started.
-        self.waiting: list[WaitingServer] = list(config.waiting)
         #: Reloads under way (`_operation`).
         self._operations: set[asyncio.Task[Any]] = set()
         self._registry: ToolRegistry | None = None
@@ -161,10 +159,7 @@ class McpPool:
     async def _operation(self, work: Coroutine[Any, Any, _T]) -> _T:
         """Run a reload to its end even if the caller is cancelled; `close_all` cancels
         it, at an await, where it has started nothing that the close would miss."""
-        task = asyncio.ensure_future(work)
-        self._operations.add(task)
-        task.add_done_callback(self._operations.discard)
-        return await asyncio.shield(task)
+        return await run_to_end(self._operations, work)
 
     async def reload(self, config: McpConfig) -> ReloadPlan:
         """Take a newly read config: new servers start, removed ones stop, changed ones
@@ -189,7 +184,6 @@ class McpPool:
         self.config = config
         self.servers = servers
         self.broken = list(config.broken)
-        self.waiting = list(config.waiting)
         fresh = [s for s in servers if s.state is ServerState.NEW]
         await self._start(fresh)
         return plan
@@ -380,17 +374,19 @@ class McpPool:
                 target=w.target,
                 error=w.hint,
             )
-            for w in self.waiting
+            for w in self.config.waiting  # project entries never started (trust)
         )
         statuses.sort(key=lambda s: rank.get(s.name, len(rank)))
         return statuses
 
     @property
     def all_connected(self) -> bool:
-        """Every enabled server connected (and no entry was broken)."""
+        """Every enabled server connected, no entry broken, and none waiting for approval
+        (a rejected project entry counts like a disabled one)."""
         ok = (ServerState.CONNECTED, ServerState.DISABLED)
-        waiting = any(not w.rejected for w in self.waiting)
-        return not self.broken and not waiting and all(s.state in ok for s in self.servers)
+        if self.broken or self.config.needs_approval:
+            return False
+        return all(s.state in ok for s in self.servers)
 
     async def close_all(self) -> None:
         """Close every server; returns when every owner task has finished its cleanup.

@@ -87,8 +87,9 @@ class Prestarted:
         if self._closed:
             return
         # Kept in `_waiting` until closed: a close cut short is done again by the next.
-        left = [transport for _, transport in self._waiting.values()]
-        closing: list[asyncio.Future[Any]] = [asyncio.ensure_future(t.close()) for t in left]
+        closing: list[asyncio.Future[Any]] = [
+            asyncio.ensure_future(transport.close()) for _, transport in self._waiting.values()
+        ]
         if self._owner is not None:
             closing.append(asyncio.ensure_future(self._owner.close_all()))
         cancelled: asyncio.CancelledError | None = None
@@ -98,10 +99,7 @@ class Prestarted:
                 _, pending = await asyncio.wait(pending)
             except asyncio.CancelledError as exc:
                 cancelled = exc
-                for transport in left:
-                    transport.hurry()
-                if self._owner is not None:
-                    self._owner.hurry()
+                self.hurry()
         for future in closing:  # leave no error unretrieved; closes never raise but this
             if not future.cancelled() and future.exception() is not None:
                 logger.debug("error while closing: %s", future.exception())

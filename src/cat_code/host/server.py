@@ -138,6 +138,16 @@ class ToolPublisher(Protocol):
         ...
 
 
+async def run_to_end(operations: set[asyncio.Task[Any]], work: Coroutine[Any, Any, _T]) -> _T:
+    """Run ``work`` to its end even if the caller is cancelled; it stays in ``operations``
+    until done, so a close can cancel it (at an await, where it started nothing the close
+    would miss)."""
+    task = asyncio.ensure_future(work)
+    operations.add(task)
+    task.add_done_callback(operations.discard)
+    return await asyncio.shield(task)
+
+
 class McpServer:
     """One configured server: its state, its connection, its tools, and their owner task."""
 
@@ -209,8 +219,6 @@ class McpServer:
     def healable(self) -> bool:
         """FAILED after it had connected, and not given up on: a call restarts it."""
         return self._state is ServerState.FAILED and self._healable
-
-    # -- the owner task ------------------------------------------------------------------
 
     # -- the owner task ------------------------------------------------------------------
 
@@ -351,10 +359,7 @@ class McpServer:
         """Run a lifecycle change to its end even if the caller is cancelled (Ctrl-C must
         not leave a server half restarted); `begin_close` cancels it, at an await, where
         it has started nothing that the close would miss."""
-        task = asyncio.ensure_future(work)
-        self._operations.add(task)
-        task.add_done_callback(self._operations.discard)
-        return await asyncio.shield(task)
+        return await run_to_end(self._operations, work)
 
     def _check_open(self) -> None:
         if self._closing.is_set():
