@@ -48,3 +48,23 @@ async def test_the_pool_gets_the_sessions_roots_and_its_tools_join_the_registry(
         assert "list_mcp_resources" in names and "mcp__echo__echo" in names
     assert session.provider is not None
     await session.provider.close()
+
+
+def test_a_model_switched_to_later_is_the_sessions_agent_so_clear_empties_it(
+    tmp_path: Path,
+) -> None:
+    from cat_code.agent.providers.base import UserMessage
+    from cat_code.agent.providers.fake import ScriptedProvider
+
+    session = Session(model="nowhere", approve_all=False, allow_patterns=None, cwd=tmp_path)
+    assert session.switch_model(ScriptedProvider([])) is None  # nothing to close before
+    agent = session.agent
+    assert agent is not None and session.model_problem is None
+    agent.messages.append(UserMessage("hello"))
+
+    session.new_conversation()
+
+    assert session.agent is agent and agent.messages == []
+    again = ScriptedProvider([], name="fake:other")
+    assert session.switch_model(again) is not None  # the first one, for the caller to close
+    assert session.agent is agent and agent.provider is again  # the conversation goes on

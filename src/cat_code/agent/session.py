@@ -131,6 +131,21 @@ class Session:
             self._resumed = None
         return agent
 
+    def switch_model(self, provider: Provider) -> Provider | None:
+        """Go on with the same conversation on ``provider`` (``/model``); the provider it
+        replaces, for the caller to close. The tools search found stay found."""
+        from cat_code.agent.tool_search import ToolSearch
+
+        old, self.provider, self.model_problem = self.provider, provider, None
+        if self.agent is None:
+            self.agent = self.new_agent(provider)
+        else:
+            self.agent.provider = provider
+            search = ToolSearch(self.registry, provider.name)
+            search.kept = set(self.agent.tool_search.kept)  # found before a compaction
+            self.agent.tool_search = search
+        return old
+
     @property
     def session_id(self) -> str:
         return self.log.id

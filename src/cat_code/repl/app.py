@@ -42,6 +42,7 @@ from cat_code.agent.history import (
     resolve,
     session_line,
 )
+from cat_code.agent.loop import Agent
 from cat_code.agent.permissions import Answer, RuleError, server_of
 from cat_code.agent.providers import (
     ModelSpecError,
@@ -198,19 +199,30 @@ class Repl:
             resume=resumed,
         )
         self.registry = self.session.registry
-        self.provider: Provider | None = self.session.provider
-        self.model_problem = self.session.model_problem
         self.rules = self.session.rules
         self.permissions = self.session.permissions
         #: cwd and ``--add-dir``; ``/add-dir`` adds more (every server shares them).
         self.roots = self.session.roots
         self.pool: McpPool | None = None
-        self.agent = self.session.agent
         self._foreground: asyncio.Future[Any] | None = None
         self._mcp_ready = asyncio.Event()
         self._ask_lock = asyncio.Lock()
         self._session: PromptSession[str] | None = None
         self._questions: PromptSession[str] | None = None
+
+    # The session owns the model and its agent (``/model`` switches them there): read
+    # through, never copied, so ``/clear`` and ``/resume`` act on the agent in use.
+    @property
+    def provider(self) -> Provider | None:
+        return self.session.provider
+
+    @property
+    def agent(self) -> Agent | None:
+        return self.session.agent
+
+    @property
+    def model_problem(self) -> str | None:
+        return self.session.model_problem
 
     # -- lifecycle -------------------------------------------------------------------
 
@@ -465,16 +477,7 @@ class Repl:
         except (ModelSpecError, NoModelConfigured) as exc:
             self.console.print(error_line(f"/model: {exc}"))
             return
-        old, self.provider, self.model_problem = self.provider, provider, None
-        if self.agent is None:
-            self.agent = self.session.new_agent(provider)
-        else:
-            from cat_code.agent.tool_search import ToolSearch
-
-            self.agent.provider = provider
-            search = ToolSearch(self.registry, provider.name)
-            search.kept = set(self.agent.tool_search.kept)  # found before a compaction
-            self.agent.tool_search = search
+        old = self.session.switch_model(provider)
         if old is not None:
             await old.close()
         self.console.print(Text(f"model: {provider.name} (the conversation goes on)"))
