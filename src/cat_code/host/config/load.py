@@ -275,6 +275,10 @@ def load_config(
             unreadable.append(path)
             continue
         scope = Scope.PROJECT if path is project else Scope.USER
+        # The approvals file read once per project file, not once per entry.
+        decided = (
+            store.decisions(path.parent) if scope is Scope.PROJECT and not trust_project else None
+        )
         for name, raw in raw_servers.items():
             if scope is Scope.PROJECT:
                 mine = entries.get(name)
@@ -284,8 +288,8 @@ def load_config(
                         f"own server in {mine.source}, which stays (rename it in {path} to use it)"
                     )
                     continue
-                decision = None if trust_project else store.decision(path.parent, name, raw)
-                if not trust_project and decision is not Decision.APPROVED:
+                decision = None if decided is None else decided(name, raw)
+                if decided is not None and decision is not Decision.APPROVED:
                     entries[name] = WaitingServer(
                         name=name,
                         source=path,

@@ -17,7 +17,7 @@ import hashlib
 import json
 import logging
 import os
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -107,15 +107,24 @@ def decide(
     file = ConfigFile.read(path)
     servers = file.servers
     chosen = list(servers) if every else list(dict.fromkeys(names))
+    user_file, user_names = _user_servers()
     for name in chosen:
         if name not in servers:
             raise UnknownProjectServer(
-                name, path, list(servers), user_file=_user_file_with(name), missing=not file.exists
+                name,
+                path,
+                list(servers),
+                user_file=user_file if name in user_names else None,
+                missing=not file.exists,
             )
     store = store or TrustStore()
     store.record(folder, {name: servers[name] for name in chosen}, decision)
     return [
-        Decided(name, written_target(servers[name]), shadowed_by=_user_file_with(name))
+        Decided(
+            name,
+            written_target(servers[name]),
+            shadowed_by=user_file if name in user_names else None,
+        )
         for name in chosen
     ]
 
@@ -127,12 +136,13 @@ def approve_written(
     (store or TrustStore()).record(folder, entries, Decision.APPROVED)
 
 
-def _user_file_with(name: str) -> Path | None:
+def _user_servers() -> tuple[Path, set[str]]:
+    """The user's own config file and the server names in it (read once per question)."""
     user = cat_code_home() / "mcp.json"
     try:
-        return user if name in ConfigFile.read(user).servers else None
+        return user, set(ConfigFile.read(user).servers)
     except ConfigError:
-        return None
+        return user, set()
 
 
 def entry_digest(raw: Any) -> str:
@@ -146,6 +156,17 @@ def project_key(folder: Path) -> str:
     return os.path.realpath(folder)
 
 
+def _decision_in(recorded: Mapping[str, Any], name: str, raw: Any) -> Decision | None:
+    """The decision ``recorded`` (one folder's approvals) holds for this entry as written."""
+    found = recorded.get(name)
+    if not isinstance(found, dict) or found.get("digest") != entry_digest(raw):
+        return None
+    try:
+        return Decision(str(found.get("decision")))
+    except ValueError:
+        return None
+
+
 class TrustStore:
     """The approvals file: read on every question (another cat-code may have written it)."""
 
@@ -154,13 +175,12 @@ class TrustStore:
 
     def decision(self, folder: Path, name: str, raw: Any) -> Decision | None:
         """The decision recorded for this entry as written in ``folder``; None: none yet."""
-        found = self._projects().get(project_key(folder), {}).get(name)
-        if not isinstance(found, dict) or found.get("digest") != entry_digest(raw):
-            return None
-        try:
-            return Decision(str(found.get("decision")))
-        except ValueError:
-            return None
+        return self.decisions(folder)(name, raw)
+
+    def decisions(self, folder: Path) -> Callable[[str, Any], Decision | None]:
+        """`decision` for many entries of one folder, from one read of the file."""
+        recorded = self._projects().get(project_key(folder), {})
+        return lambda name, raw: _decision_in(recorded, name, raw)
 
     def record(self, folder: Path, entries: Mapping[str, Any], decision: Decision) -> None:
         """Remember ``decision`` for each (name → raw entry) of ``folder``'s project file."""
