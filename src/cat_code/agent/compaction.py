@@ -22,6 +22,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, replace
 
 from cat_code.agent.history.codec import encode
+from cat_code.agent.history.store import is_prompt
 from cat_code.agent.providers.base import AssistantMessage, Message, UserMessage
 from cat_code.agent.tool_search import context_window as table_window
 from cat_code.agent.tool_search import estimate_tokens
@@ -112,18 +113,14 @@ class Compaction:
         )
 
 
-def _is_prompt(message: Message) -> bool:
-    return isinstance(message, UserMessage) and bool(message.text.strip())
-
-
 def _pure_prompt(message: Message) -> bool:
-    return _is_prompt(message) and not message.tool_results  # type: ignore[union-attr]
+    return is_prompt(message) and not message.tool_results  # type: ignore[union-attr]
 
 
 def plan(messages: Sequence[Message], window: int) -> Plan | None:
     """Where to cut ``messages`` (None: nothing older than the latest exchange to summarize)."""
     messages = list(messages)
-    prompt_at = next((i for i in range(len(messages) - 1, -1, -1) if _is_prompt(messages[i])), None)
+    prompt_at = next((i for i in range(len(messages) - 1, -1, -1) if is_prompt(messages[i])), None)
     keep = window * KEEP_PERCENT // 100
     if prompt_at is not None and prompt_at > 0 and _pure_prompt(messages[prompt_at]):
         if estimate(messages[prompt_at:]) <= keep:
@@ -196,7 +193,7 @@ def rebuild(summary: str, cut: Plan) -> list[Message]:
 
 def outline(older: Sequence[Message]) -> str:
     """A summary made without the model, when it wrote none: the prompts and tools used."""
-    prompts = [m.text.strip() for m in older if _is_prompt(m)]
+    prompts = [m.text.strip() for m in older if is_prompt(m)]
     calls: dict[str, int] = {}
     for message in older:
         if isinstance(message, AssistantMessage):

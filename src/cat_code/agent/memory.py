@@ -17,6 +17,8 @@ import logging
 from dataclasses import dataclass
 from pathlib import Path
 
+from cat_code.tools.builtin import git_root
+
 logger = logging.getLogger(__name__)
 
 MEMORY_FILE = "AGENTS.md"
@@ -43,13 +45,6 @@ class MemoryFile:
     scope: MemoryScope = MemoryScope.PROJECT
 
 
-def _git_root(folder: Path) -> Path | None:
-    for candidate in (folder, *folder.parents):
-        if (candidate / ".git").exists():
-            return candidate
-    return None
-
-
 def memory_paths(cwd: Path, home: Path) -> list[Path]:
     """The memory files that exist, in the order they go into the prompt."""
     cwd = cwd.resolve()
@@ -57,7 +52,7 @@ def memory_paths(cwd: Path, home: Path) -> list[Path]:
     user = home / MEMORY_FILE
     if user.is_file():
         found.append(user)
-    top = _git_root(cwd) or cwd
+    top = git_root(cwd) or cwd
     folders = [cwd, *cwd.parents]
     folders = list(reversed(folders[: folders.index(top) + 1]))
     for folder in folders:

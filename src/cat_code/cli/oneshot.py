@@ -45,6 +45,7 @@ from cat_code.agent.loop import AgentEvents, Outcome
 from cat_code.agent.providers.base import AssistantMessage, ModelError, ToolCall
 from cat_code.agent.session import Session
 from cat_code.agent.transcript import tool_line
+from cat_code.cli.output import EXIT_FAILED, EXIT_OK, EXIT_USAGE
 from cat_code.host.config.load import McpConfig
 from cat_code.host.prestart import Prestarted
 from cat_code.host.safe_text import safe_json, safe_text
@@ -54,10 +55,6 @@ from cat_code.host.status import declined_line
 from cat_code.tools.base import ToolResult
 
 logger = logging.getLogger(__name__)
-
-EXIT_OK = 0
-EXIT_FAILED = 1
-EXIT_USAGE = 2
 
 
 def run_oneshot(

@@ -73,7 +73,8 @@ def _now() -> str:
     return datetime.datetime.now(datetime.UTC).isoformat(timespec="seconds")
 
 
-def _is_prompt(message: Message) -> bool:
+def is_prompt(message: Message) -> bool:
+    """Whether ``message`` is something the user typed (not only tool results)."""
     return isinstance(message, UserMessage) and bool(message.text.strip())
 
 
@@ -140,7 +141,7 @@ def load(path: Path) -> LoadedSession:
             logger.warning("%s", warning)
             loaded.warnings.append(warning)
     loaded.messages = repair(loaded.messages)
-    prompts = [m.text for m in history if _is_prompt(m)]
+    prompts = [m.text for m in history if is_prompt(m)]
     loaded.turns = len(prompts)
     loaded.first_prompt = prompts[0] if prompts else ""
     return loaded

@@ -178,7 +178,9 @@ class ConfigFile:
             data = parse_json(self.text)
         except JsonTooDeep as exc:
             raise ConfigEditError(
-                f"{self.path}: not a config file ({exc}); fix it first, nothing was changed"
+                f"not a config file ({exc})",
+                file=self.path,
+                consequence="; fix it first, nothing was changed",
             ) from None
         except json.JSONDecodeError as exc:
             raise ConfigEditError(

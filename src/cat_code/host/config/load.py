@@ -729,15 +729,13 @@ def _guess_type(raw: Any) -> str:
 def only_servers(config: McpConfig, names: list[str] | None) -> McpConfig:
     if names is None:
         return config
-    return McpConfig(
+    # replace(): every other field (warnings, files, notices, ...) carried over as it is.
+    return dataclasses.replace(
+        config,
         servers=[s for s in config.servers if s.name in names],
         broken=[b for b in config.broken if b.name in names],
-        warnings=config.warnings,
-        files=config.files,
         order=[n for n in config.order if n in names],
-        unreadable=config.unreadable,
         waiting=[w for w in config.waiting if w.name in names],
-        notices=config.notices,
     )
 
 

@@ -20,8 +20,8 @@ from cat_code.tools.builtin._fs import (
     FileToolError,
     Protected,
     atomic_write,
-    inside,
 )
+from cat_code.tools.builtin._walk import git_root
 from cat_code.tools.builtin.edit_file import EditFileTool, apply_edit
 from cat_code.tools.builtin.glob import MAX_GLOB_RESULTS, GlobTool
 from cat_code.tools.builtin.grep import GrepTool
@@ -70,5 +70,5 @@ __all__ = [
     "apply_edit",
     "atomic_write",
     "builtin_tools",
-    "inside",
+    "git_root",
 ]

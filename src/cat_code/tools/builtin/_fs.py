@@ -23,7 +23,7 @@ import secrets
 import stat
 import threading
 from abc import abstractmethod
-from collections.abc import Callable, Iterable
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from fnmatch import fnmatchcase
 from pathlib import Path
@@ -421,12 +421,6 @@ class FileLedger:
         """A new conversation: nothing has been read in it."""
         with self._lock:
             self._seen.clear()
-
-
-def inside(path: Path, folders: Iterable[Path]) -> bool:
-    """Whether the real ``path`` is one of ``folders`` (real paths) or inside one."""
-    target = real_path(path)
-    return any(target == f or target.is_relative_to(f) for f in folders)
 
 
 class FileTool(Tool):
