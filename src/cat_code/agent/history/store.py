@@ -27,7 +27,7 @@ import json
 import logging
 import os
 import re
-from collections.abc import Sequence
+from collections.abc import Iterable, Iterator, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -173,21 +173,35 @@ def repair(messages: Sequence[Message]) -> list[Message]:
     return repaired
 
 
-def list_sessions(cwd: Path) -> list[LoadedSession]:
-    """The sessions saved for ``cwd``, the most recently used first."""
+def _session_files(cwd: Path) -> list[Path]:
+    """The session files saved for ``cwd``, the most recently used first (one stat each)."""
     folder = sessions_folder(cwd)
     try:
         paths = [p for p in folder.iterdir() if p.name.endswith(SUFFIX)]
     except FileNotFoundError:
         return []
-    found: list[tuple[float, LoadedSession]] = []
+    dated: list[tuple[float, str, Path]] = []
     for path in paths:
         try:
-            found.append((path.stat().st_mtime, load(path)))
+            dated.append((path.stat().st_mtime, path.name.removesuffix(SUFFIX), path))
         except OSError as exc:
             logger.warning("%s: cannot read it: %s", path, exc.strerror or exc)
-    found.sort(key=lambda item: (item[0], item[1].id), reverse=True)
-    return [session for _, session in found]
+    dated.sort(reverse=True)
+    return [path for _, _, path in dated]
+
+
+def _loaded(paths: Iterable[Path]) -> Iterator[LoadedSession]:
+    """Each of ``paths`` read back, in order; one that cannot be read is skipped (said)."""
+    for path in paths:
+        try:
+            yield load(path)
+        except OSError as exc:
+            logger.warning("%s: cannot read it: %s", path, exc.strerror or exc)
+
+
+def list_sessions(cwd: Path) -> list[LoadedSession]:
+    """The sessions saved for ``cwd``, the most recently used first."""
+    return list(_loaded(_session_files(cwd)))
 
 
 def find(cwd: Path, ident: str) -> LoadedSession:
@@ -220,10 +234,11 @@ def resolve(cwd: Path, *, resume: str | None, continue_latest: bool) -> LoadedSe
     if resume is not None:
         return find(cwd, resume)
     if continue_latest:
-        sessions = list_sessions(cwd)
-        if not sessions:
+        # Only the newest is read (the others stay on disk unread).
+        newest = next(_loaded(_session_files(cwd)), None)
+        if newest is None:
             raise SessionNotFound(f"no saved session to continue in this folder ({cwd})")
-        return sessions[0]
+        return newest
     return None
 
 
