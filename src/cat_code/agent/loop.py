@@ -326,20 +326,7 @@ class Agent:
             return None
         self.events.compacting(automatic)
         asked = compaction.summary_messages(cut.older, window, instructions)
-        self.events.model_started()
-        try:
-            response = await self.retry.call(
-                self.provider, compaction.SUMMARY_SYSTEM, asked, [], on_retry=self.events.retrying
-            )
-        except ModelError:
-            raise
-        except Exception as exc:  # a provider bug fails the compaction, not the session
-            logger.debug("%s raised", self.provider.name, exc_info=True)
-            name = type(exc).__name__
-            raise ModelError("other", f"{self.provider.name} failed: {name}: {exc}") from exc
-        finally:
-            self.events.model_finished()
-        self.meter.record(self.provider.name, response.usage)
+        response = await self._request(compaction.SUMMARY_SYSTEM, asked, [])
         summary = response.message.text.strip() or compaction.outline(cut.older)
         before = compaction.estimate(self.messages)
         found = self.tool_search.found(self.messages)
@@ -391,28 +378,41 @@ class Agent:
         sent = self.tool_search.tools_for_request(self.messages)
         tools = [ToolSpec(t.name, t.description, t.input_schema) for t in sent]
         self._partial.clear()
+        response = await self._request(system, self.messages, tools, on_text=self._streamed)
+        self._partial.clear()
+        self.last_usage = response.usage
+        return response
+
+    async def _request(
+        self,
+        system: str,
+        messages: Sequence[Message],
+        tools: list[ToolSpec],
+        *,
+        on_text: Callable[[str], None] | None = None,
+    ) -> ModelResponse:
+        """One model request (retried by the policy), counted by the meter. A provider bug
+        becomes a `ModelError`: it ends this turn or this compaction, never the session."""
         self.events.model_started()
         try:
             response = await self.retry.call(
                 self.provider,
                 system,
-                self.messages,
+                messages,
                 tools,
                 on_retry=self.events.retrying,
-                on_text=self._streamed,
+                on_text=on_text,
             )
-            self._partial.clear()
-            self.meter.record(self.provider.name, response.usage)
-            self.last_usage = response.usage
-            return response
         except ModelError:
             raise
-        except Exception as exc:  # a provider bug ends this turn, not the session
+        except Exception as exc:
             logger.debug("%s raised", self.provider.name, exc_info=True)
             name = type(exc).__name__
             raise ModelError("other", f"{self.provider.name} failed: {name}: {exc}") from exc
         finally:
             self.events.model_finished()
+        self.meter.record(self.provider.name, response.usage)
+        return response
 
     def _streamed(self, text: str) -> None:
         self._partial.append(text)
