@@ -20,11 +20,10 @@ import asyncio
 import sys
 from typing import TYPE_CHECKING, Any
 
+from cat_code.cli.connected import with_pool
 from cat_code.cli.output import EXIT_FAILED, EXIT_OK, EXIT_USAGE, print_error, print_line
 from cat_code.host.config.load import McpConfig, only_servers
-from cat_code.host.prestart import Prestarted, prestart
 from cat_code.host.safe_text import safe_json, safe_text
-from cat_code.host.shutdown import run_until_signal
 from cat_code.mcp.roots import Roots
 
 # The rest is imported after the stdio servers are spawned (`cat_code.host.prestart`).
@@ -46,14 +45,9 @@ def run_resource_command(args: argparse.Namespace, config: McpConfig, roots: Roo
 
 
 async def _run(args: argparse.Namespace, config: McpConfig, roots: Roots) -> int:
-    servers = Prestarted()
     command, server = args.mcp_command, args.server
 
-    async def work() -> int:
-        await prestart(config, servers)
-        from cat_code.host.pool import McpPool
-
-        pool = McpPool(config, roots=roots, prestarted=servers)
+    async def work(pool: McpPool) -> int:
         if command == "resources":
             return await _resources(pool, as_json=args.json)
         if command == "read":
@@ -62,7 +56,7 @@ async def _run(args: argparse.Namespace, config: McpConfig, roots: Roots) -> int
             return await _skills(pool, as_json=args.json)
         return await _prompts(pool, as_json=args.json)
 
-    return await run_until_signal(servers, work)
+    return await with_pool(config, roots, work)
 
 
 def _connect_failures(pool: McpPool) -> int:

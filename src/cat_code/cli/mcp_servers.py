@@ -22,9 +22,9 @@ import logging
 import sys
 from typing import TYPE_CHECKING, Any
 
+from cat_code.cli.connected import with_pool
 from cat_code.cli.output import EXIT_FAILED, EXIT_OK, EXIT_USAGE, print_error, print_line
 from cat_code.host.config.load import McpConfig, load_config_from_args, only_servers
-from cat_code.host.prestart import Prestarted, prestart
 from cat_code.host.run_records import reap_orphans
 from cat_code.host.safe_text import SafeWriter, safe_json, safe_text
 from cat_code.host.shutdown import run_until_signal
@@ -34,6 +34,7 @@ from cat_code.mcp.roots import Roots
 # The rest is imported after the stdio servers are spawned (`cat_code.host.prestart`):
 # a server boots on the other core while these load.
 if TYPE_CHECKING:
+    from cat_code.host.pool import McpPool
     from cat_code.host.server import ServerStatus
 
 logger = logging.getLogger(__name__)
@@ -78,14 +79,9 @@ def run_mcp_command(args: argparse.Namespace) -> int:
 
 
 async def _list(config: McpConfig, roots: Roots, *, as_json: bool) -> int:
-    servers = Prestarted()
-
-    async def work() -> int:
-        await prestart(config, servers)
-        from cat_code.host.pool import McpPool
+    async def work(pool: McpPool) -> int:
         from cat_code.host.status import format_status
 
-        pool = McpPool(config, roots=roots, prestarted=servers)
         await pool.connect_all()
         statuses = pool.status()
         unreadable = config.unreadable
@@ -97,7 +93,7 @@ async def _list(config: McpConfig, roots: Roots, *, as_json: bool) -> int:
             return EXIT_FAILED  # nothing listed because a file is broken, not because none
         return EXIT_OK if pool.all_connected else EXIT_FAILED
 
-    return await run_until_signal(servers, work)
+    return await with_pool(config, roots, work)
 
 
 async def _tools(config: McpConfig, roots: Roots, server: str | None, *, as_json: bool) -> int:
@@ -107,15 +103,11 @@ async def _tools(config: McpConfig, roots: Roots, server: str | None, *, as_json
         )
         return EXIT_USAGE
     chosen = only_servers(config, [server] if server else None)
-    servers = Prestarted()
 
-    async def work() -> int:
-        await prestart(chosen, servers)
-        from cat_code.host.pool import McpPool
+    async def work(pool: McpPool) -> int:
         from cat_code.host.server import ServerState
         from cat_code.host.status import format_tools, tool_json
 
-        pool = McpPool(chosen, roots=roots, prestarted=servers)
         await pool.connect_all()
         down = [s for s in pool.status() if s.name == server and _unavailable(s)]
         if down:  # "MCP tools: none" would hide why
@@ -133,7 +125,7 @@ async def _tools(config: McpConfig, roots: Roots, server: str | None, *, as_json
             print_error(_unavailable(s) or "")
         return EXIT_FAILED if failed or waiting else EXIT_OK
 
-    return await run_until_signal(servers, work)
+    return await with_pool(chosen, roots, work)
 
 
 async def _call(
@@ -155,14 +147,10 @@ async def _call(
     known = [s.name for s in config.servers] + [w.name for w in config.waiting]
     candidates = [server for server in known if may_belong_to(server, name)]
     chosen = only_servers(config, candidates or None)
-    servers = Prestarted()
 
-    async def work() -> int:
-        await prestart(chosen, servers)
-        from cat_code.host.pool import McpPool
+    async def work(pool: McpPool) -> int:
         from cat_code.host.server import ServerState
 
-        pool = McpPool(chosen, roots=roots, elicitation_handler=_decline, prestarted=servers)
         await pool.connect_all()
         tool = pool.find_tool(name)
         statuses = pool.status()
@@ -204,7 +192,7 @@ async def _call(
             print_line(result.content)
         return EXIT_FAILED if result.is_error else EXIT_OK
 
-    return await run_until_signal(servers, work)
+    return await with_pool(chosen, roots, work, elicitation_handler=_decline)
 
 
 async def _decline(server: str, params: dict[str, Any]) -> dict[str, Any]:
