@@ -15,16 +15,15 @@ and a second answer would show it twice. The caller keeps what arrived instead.
 from __future__ import annotations
 
 import asyncio
-import contextlib
 import logging
 import random
 import re
-import threading
 from collections.abc import Awaitable, Callable, Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any, Literal, Protocol, TypeVar, cast
+from typing import TYPE_CHECKING, Any, Literal, Protocol, TypeVar
 
 from cat_code.tools.base import ToolResult
+from cat_code.tools.threads import in_daemon_thread
 
 if TYPE_CHECKING:
     import httpx2
@@ -333,34 +332,9 @@ def describe_status(kind: ErrorKind) -> str:
 
 
 def call_in_background(work: Callable[[], T]) -> asyncio.Future[T]:
-    """Run ``work`` on a daemon thread; the future resolves with its result.
-
-    Not the loop's default executor: ``asyncio.run`` waits for that at exit, so quitting
-    right after starting would wait for work nobody is going to use.
-    """
-    loop = asyncio.get_running_loop()
-    future: asyncio.Future[T] = loop.create_future()
-
-    def settle(result: T | None, error: BaseException | None) -> None:
-        if future.done():
-            return
-        if error is None:
-            future.set_result(cast(T, result))
-        else:
-            future.set_exception(error)
-
-    def run() -> None:
-        result: T | None = None
-        error: BaseException | None = None
-        try:
-            result = work()
-        except BaseException as exc:  # handed to the awaiting task, not lost on the thread
-            error = exc
-        with contextlib.suppress(RuntimeError):  # the loop closed first: nobody is waiting
-            loop.call_soon_threadsafe(settle, result, error)
-
-    threading.Thread(target=run, name="provider prepare", daemon=True).start()
-    return future
+    """Run ``work`` on a daemon thread (`cat_code.tools.threads`): quitting right after
+    starting must not wait for work nobody is going to use."""
+    return in_daemon_thread(work, name="provider prepare")
 
 
 class HttpClientSlot:

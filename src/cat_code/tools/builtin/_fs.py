@@ -30,6 +30,7 @@ from pathlib import Path
 from typing import Any, TypeVar
 
 from cat_code.tools.base import ProgressCallback, Tool, ToolResult
+from cat_code.tools.threads import in_daemon_thread
 
 _T = TypeVar("_T")
 
@@ -54,35 +55,9 @@ class FileToolError(Exception):
 
 
 def in_thread(function: Callable[[], _T]) -> asyncio.Future[_T]:
-    """Run ``function`` on a new daemon thread; its result (or exception) as a future.
-
-    Not `asyncio.to_thread`: the default executor's threads are joined when
-    ``asyncio.run`` ends, so one read stuck in the kernel (a FIFO, a dead NFS mount) would
-    keep the process alive after SIGTERM. A daemon thread dies with the process.
-    """
-    loop = asyncio.get_running_loop()
-    future: asyncio.Future[_T] = loop.create_future()
-
-    def settle(result: _T | None, error: BaseException | None) -> None:
-        if future.done():
-            return  # the caller was cancelled meanwhile
-        if error is not None:
-            future.set_exception(error)
-        else:
-            future.set_result(result)  # type: ignore[arg-type]
-
-    def run() -> None:
-        try:
-            result = function()
-        except BaseException as exc:  # handed to the awaiting task, which decides
-            with contextlib.suppress(RuntimeError):  # the loop is closed: nobody waits
-                loop.call_soon_threadsafe(settle, None, exc)
-            return
-        with contextlib.suppress(RuntimeError):
-            loop.call_soon_threadsafe(settle, result, None)
-
-    threading.Thread(target=run, name="cat-code-file-tool", daemon=True).start()
-    return future
+    """Run ``function`` on a daemon thread (`cat_code.tools.threads`): a read stuck in the
+    kernel (a FIFO, a dead NFS mount) must not keep the process alive after SIGTERM."""
+    return in_daemon_thread(function, name="cat-code-file-tool")
 
 
 @dataclass(frozen=True, slots=True)
