@@ -129,11 +129,7 @@ class Protected:
 
     def refuse(self, path: Path, shown: str) -> None:
         """Raise `FileToolError` when ``path`` is protected."""
-        if self.covers(path):
-            raise FileToolError(
-                f"Error: {shown} is one of cat-code's own private files (credentials, locks, "
-                "settings); no tool may read or change it. Do not try another way."
-            )
+        self.check().refuse(path, shown)
 
 
 @dataclass(frozen=True, slots=True)
@@ -142,6 +138,14 @@ class ProtectedCheck:
 
     protected: Protected
     inodes: frozenset[tuple[int, int]]
+
+    def refuse(self, path: Path, shown: str) -> None:
+        """Raise `FileToolError` when ``path`` is protected."""
+        if self.covers(path):
+            raise FileToolError(
+                f"Error: {shown} is one of cat-code's own private files (credentials, locks, "
+                "settings); no tool may read or change it. Do not try another way."
+            )
 
     def covers(self, path: Path, info: os.stat_result | None = None) -> bool:
         """Whether ``path`` is protected (see `Protected`). ``info``: ``path``'s stat when

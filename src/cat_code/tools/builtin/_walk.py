@@ -29,7 +29,7 @@ from pathlib import Path
 
 import pathspec
 
-from cat_code.tools.builtin._fs import Protected
+from cat_code.tools.builtin._fs import ProtectedCheck
 
 #: Files a walk looks at before it stops (a home folder is not a project).
 MAX_WALK_FILES = 200_000
@@ -119,14 +119,13 @@ class WalkStats:
 def walk(
     root: Path,
     *,
-    protected: Protected,
+    guard: ProtectedCheck,
     stats: WalkStats | None = None,
     stop: threading.Event | None = None,
 ) -> Iterator[Path]:
     """The regular files under ``root`` (see the module docstring)."""
     stats = stats or WalkStats()
     seen = 0
-    guard = protected.check()
 
     def visit(folder: Path, rules: list[_Rules]) -> Iterator[Path]:
         nonlocal seen

@@ -60,14 +60,15 @@ class GlobTool(FileTool):
         name = shown(root, self.cwd)
         if not root.is_dir():
             raise FileToolError(f"Error: {name} is not a folder")
-        self.protected.refuse(root, name)
+        guard = self.protected.check()  # stated once for the call: root and walk
+        guard.refuse(root, name)
         matcher = glob_regex(pattern.strip().removeprefix("./"))
         stop = threading.Event()
         stats = WalkStats()
 
         def find() -> list[tuple[float, str]]:
             found = []
-            for path in walk(root, protected=self.protected, stats=stats, stop=stop):
+            for path in walk(root, guard=guard, stats=stats, stop=stop):
                 if matcher.match(path.relative_to(root).as_posix()):
                     try:
                         mtime = os.stat(path).st_mtime

@@ -39,6 +39,7 @@ from cat_code.tools.builtin._fs import (
     MAX_OUTPUT_CHARS,
     FileTool,
     FileToolError,
+    ProtectedCheck,
     absolute,
     in_thread,
     is_binary,
@@ -132,7 +133,7 @@ class GrepTool(FileTool):
         super().__init__(*args, **kwargs)
         self.ripgrep = shutil.which("rg") if ripgrep is True else (ripgrep or None)
 
-    def _query(self, arguments: dict[str, Any]) -> Query:
+    def _query(self, arguments: dict[str, Any], guard: ProtectedCheck) -> Query:
         pattern = arguments.get("pattern")
         if not isinstance(pattern, str) or not pattern:
             raise FileToolError("Error: 'pattern' must be a non-empty string")
@@ -159,7 +160,7 @@ class GrepTool(FileTool):
                 raise FileToolError(f"Error: the pattern is not a valid regex: {exc}") from None
         root = absolute(raw, self.cwd) if raw else (self.cwd or absolute(".", None))
         name = shown(root, self.cwd)
-        self.protected.refuse(root, name)
+        guard.refuse(root, name)
         if root.is_dir():
             single = False
         elif root.exists():
@@ -170,7 +171,9 @@ class GrepTool(FileTool):
         return Query(pattern, root, single, glob, ignore_case, output, context)
 
     async def run(self, arguments: dict[str, Any]) -> ToolResult:
-        query = self._query(arguments)
+        # The protected files stated once for the whole call: root, walk and rg's hits.
+        guard = self.protected.check()
+        query = self._query(arguments, guard)
         context = query.context if query.output is Output.CONTENT else 0
         stats = WalkStats()
         hits: list[FileHits] | None = None
@@ -183,16 +186,20 @@ class GrepTool(FileTool):
         if hits is None:
             stop = threading.Event()
             try:
-                hits = await in_thread(lambda: self._search(query, context, stats, stop))
+                hits = await in_thread(lambda: self._search(query, context, stats, stop, guard))
             except asyncio.CancelledError:
                 stop.set()
                 raise
-        guard = self.protected.check()
         hits = [h for h in hits if not guard.covers(h.path)]
         return ToolResult(self._format(query, hits, stats.truncated))
 
     def _search(
-        self, query: Query, context: int, stats: WalkStats, stop: threading.Event
+        self,
+        query: Query,
+        context: int,
+        stats: WalkStats,
+        stop: threading.Event,
+        guard: ProtectedCheck,
     ) -> list[FileHits]:
         try:
             regex = re.compile(query.pattern, re.IGNORECASE if query.ignore_case else 0)
@@ -202,7 +209,7 @@ class GrepTool(FileTool):
         if query.single_file:
             files: Any = [query.root]
         else:
-            files = walk(query.root, protected=self.protected, stats=stats, stop=stop)
+            files = walk(query.root, guard=guard, stats=stats, stop=stop)
         found = []
         for path in files:
             if not selected(path):
