@@ -18,6 +18,7 @@ from typing import TYPE_CHECKING, Any
 
 from cat_code.host.resource_excerpt import MAX_RESOURCE_CHARS
 from cat_code.host.resource_tools import _server_subjects
+from cat_code.host.status import one_line
 from cat_code.mcp.errors import McpClientError, describe_error
 from cat_code.mcp.skills import Skill
 from cat_code.mcp.transports.base import size_text
@@ -133,9 +134,7 @@ def skill_summaries(skills: list[tuple[str, Skill]]) -> str:
     ]
     names = Counter((server, skill.name) for server, skill in skills)
     for server, skill in skills[:MAX_SKILLS_LISTED]:
-        about = " ".join(skill.description.split())
-        if len(about) > MAX_SKILL_DESCRIPTION_CHARS:
-            about = about[: MAX_SKILL_DESCRIPTION_CHARS - 1] + "…"
+        about = one_line(skill.description, MAX_SKILL_DESCRIPTION_CHARS)
         # Names may repeat within a server: then the uri is the name to load it by.
         name = skill.uri if names[server, skill.name] > 1 else " ".join(skill.name.split())
         lines.append(f"- server '{server}', skill '{name}': {about}")

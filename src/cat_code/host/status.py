@@ -25,6 +25,13 @@ from cat_code.mcp.skills import Skill
 from cat_code.mcp.wire import Prompt, Resource, ResourceTemplate
 
 
+def one_line(text: str, limit: int) -> str:
+    """``text`` on one line (runs of whitespace made one space), cut to ``limit``
+    characters with an ellipsis."""
+    flat = " ".join(text.split())
+    return flat if len(flat) <= limit else flat[: limit - 1] + "…"
+
+
 def format_status(
     statuses: Sequence[ServerStatus],
     files: Sequence[Path] = (),
@@ -128,9 +135,7 @@ def format_tools(pool: McpPool, server: str | None = None) -> str:
     width = max(len(n) for n in names)
     lines = ["MCP tools:"]
     for name, tool in zip(names, tools, strict=True):
-        summary = " ".join(tool.description.split())
-        if len(summary) > 100:
-            summary = summary[:99] + "…"
+        summary = one_line(tool.description, 100)
         lines.append(f"  {name.ljust(width)}  {safe_line(summary)}".rstrip())
     return "\n".join(lines)
 
@@ -191,9 +196,7 @@ def format_skills(skills: list[tuple[str, Skill]]) -> str:
     rows = []
     for server, skill in skills:
         files = "dynamic" if skill.files is None else f"{len(skill.files)} files"
-        about = " ".join(skill.description.split())
-        if len(about) > 90:
-            about = about[:89] + "…"
+        about = one_line(skill.description, 90)
         rows.append((safe_line(server), safe_line(skill.name), files, safe_line(about)))
     widths = [max(len(row[i]) for row in rows) for i in range(3)]
     lines = ["MCP skills (the model loads one with load_mcp_skill when a task needs it):"]
@@ -212,8 +215,6 @@ def format_prompts(prompts: list[tuple[str, Prompt]]) -> str:
     width = max(len(u) for u in usages)
     lines = ["MCP prompts (run them in the REPL; [optional] arguments):"]
     for text, (_, prompt) in zip(usages, prompts, strict=True):
-        about = " ".join(str(prompt.get("description") or prompt.get("title") or "").split())
-        if len(about) > 90:
-            about = about[:89] + "…"
+        about = one_line(str(prompt.get("description") or prompt.get("title") or ""), 90)
         lines.append(f"  {text.ljust(width)}  {safe_line(about)}".rstrip())
     return "\n".join(lines)
