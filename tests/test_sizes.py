@@ -31,8 +31,6 @@ KNOWN_OVERSIZE: frozenset[str] = frozenset(
         # the server state machine with its connect, restart and sign-in paths.
         "cat_code/host/server.py",
         "cat_code/host/server.py::McpServer",
-        # the `cat-code mcp add|remove|get|import` verbs (item 4: to be split by verb).
-        "cat_code/cli/mcp_manage.py",
     }
 )
 

@@ -104,6 +104,25 @@ def not_connected_line(server: McpServer) -> str:
     return f"{server.name} is {server.state}{why}"
 
 
+def unavailable_line(status: ServerStatus, *, in_repl: bool = False) -> str | None:
+    """Why a server's tools cannot be used, naming its state and the way out (a shell
+    command, or in the REPL a slash command); None when they can. One wording for
+    ``cat-code mcp``, the REPL and ``-p``."""
+    name = status.name
+    run = "/mcp" if in_repl else "cat-code mcp"
+    if status.state is ServerState.DISABLED:
+        return f"MCP server '{name}' is disabled ({run} enable {name})"
+    if status.state is ServerState.FAILED:
+        return f"MCP server '{name}' failed: {status.error}"
+    if status.state is ServerState.NEEDS_LOGIN:
+        return f"MCP server '{name}' needs a sign-in ({run} login {name})"
+    if status.state is ServerState.NEEDS_APPROVAL:
+        return waiting_line(status)
+    if status.state is ServerState.REJECTED:
+        return f"MCP server '{name}' is a project server you rejected ({run} approve {name})"
+    return None
+
+
 def unusable_line(name: str, error: str) -> str:
     """A configured server whose entry cannot be used at all (REPL, shell and sign-in)."""
     return f"MCP server '{name}' cannot be used: {error}"

@@ -18,14 +18,13 @@ and ``/status`` / ``/cost`` show the session's id, context and tokens.
 
 from __future__ import annotations
 
-import argparse
 import asyncio
 import logging
 import signal
 import sys
-from collections.abc import Awaitable
+from collections.abc import Awaitable, Sequence
 from pathlib import Path
-from typing import Any, TypeVar
+from typing import Any, Protocol, TypeVar
 
 from prompt_toolkit import PromptSession
 from prompt_toolkit.patch_stdout import patch_stdout
@@ -37,7 +36,7 @@ from cat_code.agent.loop import Agent
 from cat_code.agent.providers import Provider
 from cat_code.agent.providers.base import Message
 from cat_code.agent.session import Session
-from cat_code.host.config.load import McpConfig, load_config, load_config_from_args
+from cat_code.host.config.load import McpConfig, load_config, load_run_config, missing_files
 from cat_code.host.pool import McpPool
 from cat_code.host.safe_text import safe_line
 from cat_code.host.shutdown import run_until_signal
@@ -56,14 +55,35 @@ PROMPT = "› "
 _T = TypeVar("_T")
 
 
-def run_repl(args: argparse.Namespace) -> int:
+class ReplOptions(Protocol):
+    """What the REPL reads of the command line (`cat_code.cli.options.Options` has it)."""
+
+    @property
+    def model(self) -> str | None: ...
+    @property
+    def yes(self) -> bool: ...
+    @property
+    def allow_tool(self) -> Sequence[str]: ...
+    @property
+    def add_dir(self) -> Sequence[Path]: ...
+    @property
+    def max_turns(self) -> int | None: ...
+    @property
+    def append_system_prompt(self) -> str | None: ...
+    @property
+    def resume(self) -> str | None: ...
+    @property
+    def continue_session(self) -> bool: ...
+    @property
+    def config_paths(self) -> list[Path] | None: ...
+    @property
+    def trust_project(self) -> bool: ...
+
+
+def run_repl(args: ReplOptions) -> int:
     """Entry point for ``cat-code`` with no command."""
     try:
-        resumed = resolve(
-            Path.cwd(),
-            resume=getattr(args, "resume", None),
-            continue_latest=getattr(args, "continue_session", False),
-        )
+        resumed = resolve(Path.cwd(), resume=args.resume, continue_latest=args.continue_session)
     except SessionNotFound as exc:
         sys.stderr.write(f"cat-code: {safe_line(str(exc))}\n")
         return 2
@@ -77,7 +97,7 @@ class Repl:
     """One interactive session: its lifecycle, the read-eval loop, and the `ReplHost` the
     commands' effects use."""
 
-    def __init__(self, args: argparse.Namespace, resumed: LoadedSession | None = None) -> None:
+    def __init__(self, args: ReplOptions, resumed: LoadedSession | None = None) -> None:
         self.args = args
         self.resumed = resumed
         self.console = make_console()
@@ -89,12 +109,12 @@ class Repl:
         self.session = Session(
             model=args.model,
             approve_all=args.yes,
-            allow_patterns=args.allow_tool,
-            add_dirs=args.add_dir,
+            allow_patterns=list(args.allow_tool),
+            add_dirs=list(args.add_dir),
             max_turns=args.max_turns,
             events=self.view,
             asker=self.questions.ask_permission,
-            append_system_prompt=getattr(args, "append_system_prompt", None),
+            append_system_prompt=args.append_system_prompt,
             resume=resumed,
         )
         self.registry = self.session.registry
@@ -141,7 +161,7 @@ class Repl:
             self.console.print(note_line(f"warning: {warning}"))
         if (allows := self.rules.project_allows()) is not None:
             self.console.print(note_line(allows))
-        config = load_config_from_args(self.args)
+        config = load_run_config(self.args.config_paths, trust_project=self.args.trust_project)
         if config.needs_approval and await self.questions.trust_project(config):
             config = self.reread_config() or config
         self._pool = self.session.open_pool(config, elicitation_handler=self.questions.elicit)
@@ -329,11 +349,9 @@ class Repl:
     def reread_config(self) -> McpConfig | None:
         """The config files read again, or None (and why, said) when one of them could not
         be used: a reload must not stop every server of a file saved half-edited."""
-        given = getattr(self.args, "mcp_config", None)
-        paths = [Path(p) for p in given] if given else None
-        config = load_config(paths, trust_project=bool(getattr(self.args, "trust_project", False)))
-        problems = list(config.warnings)
-        problems += [f"{p}: MCP config file not found" for p in paths or () if not p.exists()]
+        paths = self.args.config_paths
+        config = load_config(paths, trust_project=self.args.trust_project)
+        problems = [*config.warnings, *missing_files(paths)]
         if problems:
             for problem in problems:
                 self.console.print(error_line(problem))
