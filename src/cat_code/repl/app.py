@@ -362,4 +362,4 @@ class Repl:
         return config
 
 
-__all__ = ["Repl", "mcp_summary", "parse_permission", "run_repl"]
+__all__ = ["Repl", "ReplOptions", "mcp_summary", "parse_permission", "run_repl"]
