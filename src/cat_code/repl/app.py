@@ -197,6 +197,7 @@ class Repl:
             asker=self._ask_permission,
             append_system_prompt=getattr(args, "append_system_prompt", None),
             resume=resumed,
+            trust_project=bool(getattr(args, "trust_project", False)),
         )
         self.registry = self.session.registry
         self.rules = self.session.rules
