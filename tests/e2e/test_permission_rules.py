@@ -350,3 +350,34 @@ def test_the_repl_names_the_project_files_allow_rules_at_start(
         assert term.wait_for_exit() == 0
     finally:
         term.close()
+
+
+def test_the_repl_asks_once_to_apply_the_project_files_unapproved_allow_rules(
+    tmp_path: Path, api: ScriptedModelApi, cat_code_home: Path
+) -> None:
+    deep = project(tmp_path, json.dumps({"permissions": {"allow": ["mcp__echo__*"]}}))
+    config, _ = pid_recording_config(tmp_path, {"echo": ECHO_SERVER})
+    env = environment(tmp_path, api)
+    env["PYTHONPATH"] = str(REPO / "src")
+    term = Terminal(CAT_CODE, ["--mcp-config", str(config)], env=env, cwd=deep)
+    try:
+        asked = " ".join(term.wait_for("[y/N]").split())
+        assert "allow rules you have not approved: mcp__echo__*" in asked
+        term.type("y")
+        term.wait_for("approved for this folder")
+        term.wait_for("registered")
+        term.type("/permissions")
+        shown = " ".join(term.wait_for("yet)").split())
+        assert "allow mcp__echo__*" in shown
+        term.type("/exit")
+        assert term.wait_for_exit() == 0
+    finally:
+        term.close()
+    again = Terminal(CAT_CODE, ["--mcp-config", str(config)], env=env, cwd=deep)
+    try:  # approved as written: no question the next time
+        start = " ".join(again.wait_for("registered").split())
+        assert "[y/N]" not in start and "allow without asking: mcp__echo__*" in start
+        again.type("/exit")
+        assert again.wait_for_exit() == 0
+    finally:
+        again.close()

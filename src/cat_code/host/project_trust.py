@@ -119,9 +119,12 @@ def decide_content(
     """Record ``decision`` for the project's content of ``kinds`` as written now; what was
     decided (empty: the project brings none of it)."""
     store = store or TrustStore()
-    decided = []
-    for content in project_content(cwd, store):
-        if content.kind in kinds:
-            store.record_content(content.folder, content.kind, content.digest, decision)
-            decided.append(content)
+    decided = [c for c in project_content(cwd, store) if c.kind in kinds]
+    for content in decided:
+        record(content, decision, store)
     return decided
+
+
+def record(content: ProjectContent, decision: Decision, store: TrustStore | None = None) -> None:
+    """Record ``decision`` for ``content`` as it was read (and shown), not as it is now."""
+    (store or TrustStore()).record_content(content.folder, content.kind, content.digest, decision)
