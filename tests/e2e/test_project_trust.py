@@ -316,6 +316,48 @@ def test_mcp_add_to_the_project_and_import_into_it_approve_what_they_wrote(place
     assert place.states() == ({"mine": "DISABLED", "imported": "CONNECTED"}, 0)
 
 
+@pytest.mark.parametrize(
+    ("folder", "shape"),
+    [(".vscode/mcp.json", "servers"), (".cursor/mcp.json", "mcpServers"),
+     (".gemini/settings.json", "mcpServers")],
+    ids=["vscode", "cursor", "gemini"],
+)  # fmt: skip
+def test_finding_4_mcp_import_from_a_cloned_folders_files_adds_project_servers_that_wait(
+    place: Place, folder: str, shape: str
+) -> None:
+    place.write_project({})
+    local = place.project / folder
+    local.parent.mkdir(parents=True)
+    local.write_text(json.dumps({shape: {"theirs": marking(place.mark)}}))
+
+    imported = place.run("mcp", "import")
+
+    assert imported.returncode == 0, imported.stderr
+    said = " ".join(imported.stdout.split())
+    assert "a project server: it waits for your approval" in said
+    assert "nothing of them runs until you approve them" in said
+    assert "cat-code mcp approve theirs" in said
+    user_file = place.cat_home / "mcp.json"
+    assert not user_file.exists() or "theirs" not in json.loads(user_file.read_text())["mcpServers"]
+    assert place.states() == ({"theirs": "NEEDS_APPROVAL"}, 1)
+    assert not place.mark.exists()
+    assert place.run("mcp", "approve", "theirs").returncode == 0
+    assert place.states() == ({"theirs": "CONNECTED"}, 0)
+
+
+def test_mcp_import_into_the_project_file_leaves_a_folder_local_server_unapproved(
+    place: Place,
+) -> None:
+    place.write_project({})
+    local = place.project / ".cursor" / "mcp.json"
+    local.parent.mkdir()
+    local.write_text(json.dumps({"mcpServers": {"theirs": marking(place.mark)}}))
+    imported = place.run("mcp", "import", "--scope", "project")
+    assert imported.returncode == 0, imported.stderr
+    assert place.states() == ({"theirs": "NEEDS_APPROVAL"}, 1)
+    assert not place.mark.exists()
+
+
 # -- -p ----------------------------------------------------------------------------------
 
 
