@@ -272,6 +272,51 @@ def test_a_url_entry_with_variables_is_never_contacted_before_approval(
 # -- a project entry named like the user's own ----------------------------------------------
 
 
+def test_finding_9_approval_names_every_variable_an_entry_sends_and_never_its_value(
+    place: Place, recorder: list[dict[str, Any]]
+) -> None:
+    port = recorder.pop(0)["port"]
+    url = f"http://127.0.0.1:{port}/mcp"
+    place.write_project({"remote": {"url": url, "headers": {"X-Trace": "${GITHUB_TOKEN}"}}})
+    place.env["GITHUB_TOKEN"] = "ghp-s3cret-value"
+
+    listed = place.run("mcp", "list")
+    assert listed.returncode == 1
+    line = " ".join(listed.stdout.split())
+    assert f"(http: {url}) sends: ${{GITHUB_TOKEN}} (header X-Trace) — run:" in line
+    as_json = json.loads(place.run("mcp", "list", "--json").stdout)
+    assert as_json[0]["reach"] == "sends: ${GITHUB_TOKEN} (header X-Trace)"
+    approved = place.run("mcp", "approve", "remote")
+    assert approved.returncode == 0, approved.stderr
+    assert approved.stdout == (
+        f"Approved project server 'remote' ({url} sends: ${{GITHUB_TOKEN}} (header X-Trace)) "
+        "for this folder.\n"
+    )
+    for run in (listed, approved):
+        assert "ghp-s3cret-value" not in run.stdout + run.stderr
+    assert recorder == []  # nothing was contacted to show it
+
+
+def test_the_repls_question_names_what_a_waiting_entry_sends_and_reads(
+    place: Place, repl: Any
+) -> None:
+    oauth = {"grantType": "jwt_bearer", "assertionFile": "~/.tokens/ci.jwt"}
+    entry = {"url": "https://x.example/mcp", "headers": {"X-Trace": "${GITHUB_TOKEN}"},
+             "oauth": oauth}  # fmt: skip
+    place.write_project({"remote": entry})
+    place.env["GITHUB_TOKEN"] = "ghp-s3cret-value"
+    term = repl()
+    shown = term.wait_for("approve and start them all? [y/N]")
+    said = " ".join(shown.split())
+    assert "sends: ${GITHUB_TOKEN} (header X-Trace)" in said
+    assert "reads: ~/.tokens/ci.jwt (oauth.assertionFile)" in said
+    assert "ghp-s3cret-value" not in shown
+    term.type("n")
+    term.wait_for(PROMPT)
+    term.type("/exit")
+    assert term.wait_for_exit() == 0
+
+
 def test_a_project_entry_never_takes_the_name_of_a_users_server(place: Place) -> None:
     place.cat_home.mkdir()
     mine = {"command": sys.executable, "args": [str(ECHO_SERVER)]}

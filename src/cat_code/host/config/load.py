@@ -40,6 +40,7 @@ from cat_code.host.config.masking import (
     written_word,
 )
 from cat_code.host.config.names import clashing, tool_prefix
+from cat_code.host.config.reach import entry_reach
 from cat_code.host.config.trust import APPROVALS_FILE, Decision, TrustStore
 from cat_code.host.home import cat_code_home
 from cat_code.mcp.errors import ConfigError
@@ -202,6 +203,8 @@ class WaitingServer:
     type: str
     target: str
     rejected: bool = False
+    #: The variables it would expand and the files it would read, by name (`entry_reach`).
+    reach: str = ""
 
     @property
     def hint(self) -> str:
@@ -306,6 +309,7 @@ def load_config(
                         type=_guess_type(raw),
                         target=written_target(raw),
                         rejected=decision is Decision.REJECTED,
+                        reach=entry_reach(raw),
                     )
                     continue
             # Re-inserting moves the entry to the end: the winner keeps a stable order.

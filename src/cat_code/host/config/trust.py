@@ -30,6 +30,7 @@ from typing import Any
 
 from cat_code.host.config.edit import ConfigFile
 from cat_code.host.config.masking import written_target
+from cat_code.host.config.reach import entry_reach
 from cat_code.host.home import cat_code_home, edit_lock, write_private
 from cat_code.mcp.errors import ConfigError
 
@@ -98,7 +99,8 @@ class Decided:
     """One project entry a decision was recorded for."""
 
     name: str
-    #: Its command line or URL as written, secrets masked.
+    #: Its command line or URL as written, secrets masked, and what it sends and reads
+    #: (`cat_code.host.config.reach`).
     target: str
     #: The user's own file has a server of this name, which stays in use instead.
     shadowed_by: Path | None = None
@@ -135,7 +137,7 @@ def decide(
     return [
         Decided(
             name,
-            written_target(servers[name]),
+            " ".join(filter(None, (written_target(servers[name]), entry_reach(servers[name])))),
             shadowed_by=user_file if name in user_names else None,
         )
         for name in chosen
