@@ -12,7 +12,9 @@ written, their ``:-default`` masked) and connects it for its live state and tool
 Scopes: ``user`` is ``$CAT_CODE_HOME/mcp.json``, ``project`` is ``./.mcp.json`` (whose
 entry is not used when both name a server: `cat_code.host.config.load`); ``--mcp-config
 FILE`` replaces both, for every verb (``add`` and ``import`` write to it, so they take one
-only); what ``add`` and ``import`` write into ``./.mcp.json`` is approved for this folder.
+only); what ``add`` and ``import`` write into ``./.mcp.json`` is approved for this folder,
+except what ``import`` found in the project's own files (``.vscode/mcp.json`` and the like):
+those go into ``./.mcp.json`` unapproved, whatever the scope, as project servers.
 A file that cannot be read is skipped with a warning unless it is the one to change.
 Exit codes: 0 done, 1 refused or failed, 2 a usage error.
 """
