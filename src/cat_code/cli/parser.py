@@ -106,7 +106,6 @@ def _add_project(commands: Any) -> None:
         "you approve them as written (a changed list asks again). Its MCP servers: cat-code "
         "mcp approve. Exit 0; show exits 1 while something waits for approval.",
     )  # fmt: skip
-    _add_common(project, level=1)
     verbs = project.add_subparsers(dest="project_command", metavar="SUBCOMMAND")
     verbs.add_parser("show", help="what the project brings, and whether it is approved")
     for verb, what in (("approve", "let ... apply in this folder"),
