@@ -362,6 +362,7 @@ class McpPool:
                 transport=w.type,
                 target=w.target,
                 error=w.hint,
+                reach=w.reach,
             )
             for w in self.config.waiting  # project entries never started (trust)
         )

@@ -81,9 +81,13 @@ class ServerStatus:
     #: FAILED for good: its restart budget ran out (only a restart by hand starts it).
     #: Kept out of ``error``, which reaches the model: the hint for it is the view's.
     gave_up: bool = False
+    #: A project server waiting for approval: the variables it would expand and the files
+    #: it would read, by name (`cat_code.host.config.reach`).
+    reach: str = ""
 
     def to_json(self) -> dict[str, Any]:
         return {
+            **({"reach": self.reach} if self.reach else {}),
             "name": self.name,
             "state": str(self.state),
             "tools": self.tools,
