@@ -28,6 +28,7 @@ class Options:
     run: Run | None = None
     command: str | None = None
     mcp_command: str | None = None
+    project_command: str | None = None
     # -- common to every level
     mcp_config: tuple[str, ...] = ()
     add_dir: tuple[Path, ...] = ()
@@ -61,6 +62,7 @@ class Options:
     rest: tuple[str, ...] = ()
     source: str | None = None
     dry_run: bool = False
+    kinds: tuple[str, ...] = ()
 
     @property
     def config_paths(self) -> list[Path] | None:

@@ -116,6 +116,7 @@ class Repl:
             asker=self.questions.ask_permission,
             append_system_prompt=args.append_system_prompt,
             resume=resumed,
+            trust_project=args.trust_project,
         )
         self.registry = self.session.registry
         self.rules = self.session.rules
@@ -159,7 +160,9 @@ class Repl:
             say_resumed(self.console, self.resumed)
         for warning in self.rules.warnings():
             self.console.print(note_line(f"warning: {warning}"))
-        if (allows := self.rules.project_allows()) is not None:
+        if self.rules.withheld:
+            await self.questions.trust_project_rules(self.rules)
+        elif (allows := self.rules.project_allows()) is not None:
             self.console.print(note_line(allows))
         config = load_run_config(self.args.config_paths, trust_project=self.args.trust_project)
         if config.needs_approval and await self.questions.trust_project(config):

@@ -1,5 +1,6 @@
 """The questions the REPL asks while it runs: a tool's permission, a server's elicitation
-(a form, or a URL to open with consent), and whether to trust the project's servers.
+(a form, or a URL to open with consent), and whether to trust the project's servers and
+its allow rules.
 
 Every question takes one lock and pauses the spinner, so only one is ever on screen, and
 uses its own prompt (not the main one, which is busy awaiting the turn). Ctrl-C at the
@@ -19,10 +20,12 @@ from prompt_toolkit.patch_stdout import patch_stdout
 from rich.console import Console
 from rich.text import Text
 
-from cat_code.agent.permissions import Answer, server_of
+from cat_code.agent.permissions import Answer, RuleBook, server_of
 from cat_code.agent.transcript import compact_json
 from cat_code.host.config.load import McpConfig
 from cat_code.host.config.trust import Decision, decide
+from cat_code.host.project_trust import project_content
+from cat_code.host.project_trust import record as record_content
 from cat_code.host.status import waiting_lines
 from cat_code.mcp.auth.callback import open_in_background
 from cat_code.mcp.errors import ConfigError
@@ -147,6 +150,25 @@ class Questions:
             self.console.print(error_line(str(exc)))
             return False
         return True
+
+    async def trust_project_rules(self, rules: RuleBook) -> None:
+        """Name the project's allow rules the user has not approved; ask once to apply them."""
+        waiting = [c for c in project_content() if c.decision is None]
+        if not waiting:  # rejected: said once, not asked
+            self.console.print(note_line(str(rules.project_allows())))
+            return
+        self.console.print(Text(str(rules.project_allows()), style="yellow"))
+        try:
+            answer = await self.question("approve and apply them? [y/N] › ")
+        except (EOFError, KeyboardInterrupt):
+            answer = ""
+        if answer.strip().lower() not in ("y", "yes"):
+            self.console.print(note_line("not applied — cat-code project approve applies them"))
+            return
+        for content in waiting:
+            record_content(content, Decision.APPROVED)
+        rules.reload()
+        self.console.print(note_line("approved for this folder"))
 
 
 __all__ = ["Questions", "parse_permission"]

@@ -77,8 +77,10 @@ def register(commands: Subcommands) -> None:
         "import",
         help="copy servers from Claude Desktop, Claude Code, Cursor, VS Code, Gemini",
         description="Find the MCP servers other tools have configured (their usual files on "
-        "Linux and macOS, user and project) and add them to cat-code's config. A name "
-        "cat-code already has is skipped unless --force. Exit 0 when done.",
+        "Linux and macOS, user and project) and add them to cat-code's config. Servers of "
+        "the project's own files (.vscode/, .cursor/, .gemini/) go into ./.mcp.json as "
+        "project servers waiting for approval. A name cat-code already has is skipped "
+        "unless --force. Exit 0 when done.",
     )
     add_common(import_cmd, level=2)
     import_cmd.add_argument(
