@@ -25,6 +25,8 @@ def parsed(*argv: str) -> Options:
         (),
         ("-p", "hi", "--output-format", "json", "--allow-tool", "a*", "--max-turns", "3"),
         ("sessions", "--json"),
+        ("project",),
+        ("project", "approve", "rules"),
         ("mcp", "list", "--json"),
         ("mcp", "tools", "echo"),
         ("mcp", "call", "mcp__echo__echo", "{}"),
