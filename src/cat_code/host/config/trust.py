@@ -26,6 +26,7 @@ from cat_code.host.config.edit import ConfigFile
 from cat_code.host.config.masking import written_target
 from cat_code.host.home import cat_code_home, edit_lock, write_private
 from cat_code.mcp.errors import ConfigError
+from cat_code.mcp.files import read_bounded
 
 logger = logging.getLogger(__name__)
 
@@ -196,7 +197,7 @@ class TrustStore:
 
     def _projects(self) -> dict[str, dict[str, Any]]:
         try:
-            text = self.path.read_text(encoding="utf-8")
+            text = read_bounded(self.path).decode("utf-8")
         except FileNotFoundError:
             return {}
         except (OSError, UnicodeDecodeError) as exc:

@@ -13,12 +13,14 @@ still hides ``build/x.log``. (ripgrep 13 also skips an anchored pattern of a par
 ``.gitignore``, like ``/build/gen/``, when it walks a subfolder, its issue 1757; the walk
 applies it, as git does.) Hidden files are included, symlinks are not followed, special
 files (FIFOs, devices) and `Protected` paths are never yielded. It stops after
-`MAX_WALK_FILES`.
+`MAX_WALK_FILES`. An ignore file that is not a regular file or is over `MAX_IGNORE_BYTES`
+is skipped with one warning naming it (the walk goes on as if it were absent).
 `glob_regex` turns a glob (``**/*.py``, ``src/*.{ts,tsx}``) into a regex over ``/`` paths.
 """
 
 from __future__ import annotations
 
+import logging
 import os
 import re
 import stat
@@ -29,11 +31,27 @@ from pathlib import Path
 
 import pathspec
 
-from cat_code.tools.builtin._fs import ProtectedCheck
+from cat_code.tools.builtin._fs import FileToolError, ProtectedCheck, read_regular
 
 #: Files a walk looks at before it stops (a home folder is not a project).
 MAX_WALK_FILES = 200_000
 IGNORE_FILE = ".gitignore"
+#: The largest ignore file honoured: real ones are a few kilobytes; a link to /dev/zero or
+#: a runaway file is skipped with a warning, never read into memory.
+MAX_IGNORE_BYTES = 1024 * 1024
+
+logger = logging.getLogger(__name__)
+#: Ignore files already warned about: one warning per file, not one per walk.
+_warned: set[Path] = set()
+_warned_lock = threading.Lock()
+
+
+def _warn_once(path: Path, why: str) -> None:
+    with _warned_lock:
+        if path in _warned:
+            return
+        _warned.add(path)
+    logger.warning("ignore file %s not used: %s", path, why)
 
 
 #: The group pathspec's pattern regexes give the ``/`` after a folder the pattern matched:
@@ -59,11 +77,20 @@ def _own_path_regex(regex: re.Pattern[str]) -> re.Pattern[str]:
 
 
 def _load(folder: Path, name: str = IGNORE_FILE) -> _Rules | None:
+    path = folder / name
     try:
-        with open(folder / name, encoding="utf-8", errors="replace") as handle:
-            lines = handle.read().splitlines()
+        os.stat(path)
     except OSError:
+        return None  # the usual case: no ignore file here
+    try:
+        data = read_regular(path, str(path), MAX_IGNORE_BYTES).data
+    except FileToolError as exc:
+        _warn_once(path, str(exc).removeprefix("Error: "))
         return None
+    if len(data) >= MAX_IGNORE_BYTES:
+        _warn_once(path, f"{path} is over {MAX_IGNORE_BYTES:,} bytes")
+        return None
+    lines = data.decode("utf-8", errors="replace").splitlines()
     patterns = []
     for pattern in pathspec.GitIgnoreSpec.from_lines(lines).patterns:
         regex = getattr(pattern, "regex", None)
