@@ -49,7 +49,7 @@ def load_yaml(text: str) -> Any:
     import yaml  # loaded by the first reader of YAML only (a skill being loaded)
 
     try:
-        return yaml.load(text, Loader=safe_yaml_loader())  # noqa: S506 - a SafeLoader subclass
+        return yaml.load(text, Loader=safe_yaml_loader())  # a SafeLoader subclass
     except yaml.YAMLError as exc:
         raise YamlRefused(f"not valid YAML: {exc}") from None
     except RecursionError:
