@@ -80,10 +80,7 @@ def safe_yaml_loader() -> type:
         def compose_node(self, parent: Any, index: Any) -> Any:
             # Refused here, before composing: an alias is how a few bytes become gigabytes.
             if self.check_event(yaml.AliasEvent):
-                event = self.peek_event()
-                raise yaml.composer.ComposerError(
-                    None, None, "aliases (*name) are not allowed", event.start_mark
-                )
+                raise yaml.composer.ComposerError(None, None, "aliases (*name) are not allowed")
             return super().compose_node(parent, index)
 
     resolvers: dict[Any, list[tuple[str, re.Pattern[str]]]] = {}
