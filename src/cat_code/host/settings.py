@@ -83,7 +83,8 @@ def read_settings(path: Path) -> Settings:
     except FileNotFoundError:
         return {}
     except (OSError, UnicodeDecodeError) as exc:
-        raise SettingsError(path, f"cannot be read ({exc})") from None
+        reason = exc.strerror if isinstance(exc, OSError) and exc.strerror else exc
+        raise SettingsError(path, f"cannot be read ({reason})") from None
     if not text.strip():
         return {}
     try:

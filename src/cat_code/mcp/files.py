@@ -73,6 +73,8 @@ class UnreadableFile(OSError):
 
     def __init__(self, path: Path, problem: FileProblem, detail: str) -> None:
         super().__init__(f"{path} is {problem.value} ({detail})")
+        #: Without the path, for messages that already name it (as an `OSError`'s).
+        self.strerror = f"{problem.value} ({detail})"
         self.path = path
         self.problem = problem
         self.detail = detail

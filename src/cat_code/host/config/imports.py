@@ -156,7 +156,8 @@ def _read(path: Path, warnings: list[str]) -> dict[str, Any] | None:
     except FileNotFoundError:
         return None
     except (OSError, UnicodeDecodeError) as exc:
-        warnings.append(f"{path}: cannot read it ({exc}); skipped")
+        reason = exc.strerror if isinstance(exc, OSError) and exc.strerror else exc
+        warnings.append(f"{path}: cannot read it ({reason}); skipped")
         return None
     if not text.strip():
         return None

@@ -337,7 +337,8 @@ def _read_file(path: Path, warnings: list[str]) -> dict[str, Any] | None:
     except FileNotFoundError:
         return {}
     except (OSError, UnicodeDecodeError) as exc:
-        warnings.append(f"{path}: cannot read MCP config: {exc}; ignoring it")
+        reason = exc.strerror if isinstance(exc, OSError) and exc.strerror else exc
+        warnings.append(f"{path}: cannot read MCP config: {reason}; ignoring it")
         return None
     if not text.strip():
         return {}
