@@ -136,14 +136,14 @@ def _read(
         if real.is_relative_to(own_home) and real != own_home / MEMORY_FILE:
             return MemoryRefusal(MemoryProblem.PROTECTED, f" ({real})"), ""
     else:
-        if real.is_relative_to(own_home) or private_files({"CAT_CODE_HOME": str(home)}).covers(
-            path
-        ):
+        # The tools' own check too (by inode: a hard link to the token store), for this home.
+        guarded = private_files({"CAT_CODE_HOME": str(home)})
+        if real.is_relative_to(own_home) or guarded.covers(path):
             return MemoryRefusal(MemoryProblem.PROTECTED, f" ({real})"), ""
         if not real.is_relative_to(top):
             return MemoryRefusal(MemoryProblem.OUTSIDE, f" ({real})"), ""
     try:
-        # The real path, not the link: a link swapped after the checks is not followed.
+        # By the real path just judged, not through the link the repository named.
         data = read_bounded(real, MAX_MEMORY_CHARS * 4 + 4, cut=True)
     except UnreadableFile as exc:
         return MemoryRefusal(MemoryProblem.NOT_REGULAR, f" ({exc.detail})"), ""
