@@ -25,6 +25,7 @@ import sys
 import threading
 from collections.abc import Sequence
 
+from cat_code.cli.encoding import tolerate_unencodable_output
 from cat_code.cli.log import configure_logging
 from cat_code.cli.parser import build_parser, merge_levels
 
@@ -61,6 +62,7 @@ def _exit_now(code: int) -> None:
 
 
 def _dispatch(parser: argparse.ArgumentParser, args: argparse.Namespace) -> int:
+    tolerate_unencodable_output()  # before anything is printed: see cli/encoding.py
     merge_levels(args)
     configure_logging(args.verbose)
     try:
