@@ -14,7 +14,6 @@ still hides ``build/x.log``. (ripgrep 13 also skips an anchored pattern of a par
 applies it, as git does.) Hidden files are included, symlinks are not followed, special
 files (FIFOs, devices) and `Protected` paths are never yielded. It stops after
 `MAX_WALK_FILES`.
-`glob_regex` turns a glob (``**/*.py``, ``src/*.{ts,tsx}``) into a regex over ``/`` paths.
 """
 
 from __future__ import annotations
@@ -161,48 +160,3 @@ def walk(
                 yield path
 
     yield from visit(root, _inherited(root))
-
-
-def glob_regex(pattern: str) -> re.Pattern[str]:
-    """A glob as a regex over relative ``/`` paths: ``**/`` any folders (or none), ``**``
-    anything, ``*`` and ``?`` within one name, ``[...]`` a class, ``{a,b}`` alternatives."""
-    out: list[str] = []
-    i = 0
-    depth = 0
-    while i < len(pattern):
-        char = pattern[i]
-        if pattern.startswith("**/", i):
-            out.append("(?:.*/)?")
-            i += 3
-            continue
-        if pattern.startswith("**", i):
-            out.append(".*")
-            i += 2
-            continue
-        if char == "*":
-            out.append("[^/]*")
-        elif char == "?":
-            out.append("[^/]")
-        elif char == "[":
-            end = pattern.find("]", i + 2 if pattern[i + 1 : i + 2] in ("!", "^") else i + 1)
-            if end == -1:
-                out.append(re.escape(char))
-            else:
-                body = pattern[i + 1 : end]
-                if body[:1] in ("!", "^"):
-                    body = "^" + body[1:]
-                out.append(f"[{body.replace(chr(92), chr(92) * 2)}]")
-                i = end
-        elif char == "{":
-            out.append("(?:")
-            depth += 1
-        elif char == "}" and depth:
-            out.append(")")
-            depth -= 1
-        elif char == "," and depth:
-            out.append("|")
-        else:
-            out.append(re.escape(char))
-        i += 1
-    out.append(")" * depth)
-    return re.compile("".join(out) + r"\Z", re.DOTALL)
