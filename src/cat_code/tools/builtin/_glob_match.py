@@ -122,7 +122,8 @@ def _expand(text: str, pattern: str) -> list[tuple[_Token, ...]]:
 
 def _group(text: str, start: int) -> tuple[int | None, list[int]]:
     """The ``}`` closing the ``{`` at ``start`` and the top-level commas inside."""
-    depth, commas = 0, []
+    depth = 0
+    commas: list[int] = []
     for i in range(start, len(text)):
         if text[i] == "{":
             depth += 1
