@@ -875,9 +875,11 @@ class Repl:
                     show_url=self._show_url,
                 )
 
-    def _show_url(self, parts: tuple[str, str, str]) -> None:
-        head, host, rest = parts
-        self.console.print(Text.assemble("  ", (head, "dim"), (host, "bold yellow"), rest))
+    def _show_url(self, parts: tuple[str, str, str, str]) -> None:
+        head, subdomains, site, rest = parts  # the site: what the browser really visits
+        self.console.print(
+            Text.assemble("  ", (head, "dim"), (subdomains, "yellow"), (site, "bold yellow"), rest)
+        )
 
 
 class _SlashCompleter(Completer):
