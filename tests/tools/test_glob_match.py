@@ -136,3 +136,14 @@ def test_grep_globs_follow_gits_rules(glob: str, path: str, wanted: bool) -> Non
 def test_a_long_pattern_is_refused_not_matched() -> None:
     with pytest.raises(GlobError, match="longer than 1,000 characters"):
         compile_glob("*" * 1001)
+
+
+@pytest.mark.timeout(10)  # pathspec's regex took 109 s on this one name
+async def test_finding_14_a_gitignore_pattern_with_many_stars_is_skipped_not_matched_for_minutes(
+    tmp_path: Path,
+) -> None:
+    (tmp_path / ".gitignore").write_text(STARS + "\n*.log\n")
+    (tmp_path / ("a" * 90)).write_text("needle\n")
+    (tmp_path / "x.log").write_text("needle\n")
+    result = await call(tools(tmp_path)["grep"], pattern="needle")
+    assert result.content == "a" * 90  # the runaway pattern skipped, the others applied

@@ -13,11 +13,13 @@ still hides ``build/x.log``. (ripgrep 13 also skips an anchored pattern of a par
 ``.gitignore``, like ``/build/gen/``, when it walks a subfolder, its issue 1757; the walk
 applies it, as git does.) Hidden files are included, symlinks are not followed, special
 files (FIFOs, devices) and `Protected` paths are never yielded. It stops after
-`MAX_WALK_FILES`.
+`MAX_WALK_FILES`. An ignore pattern with more than `MAX_IGNORE_WILDCARDS` runs of ``*`` is
+skipped with a warning: matched by backtracking, it could stall every walk.
 """
 
 from __future__ import annotations
 
+import logging
 import os
 import re
 import stat
@@ -30,8 +32,13 @@ import pathspec
 
 from cat_code.tools.builtin._fs import ProtectedCheck
 
+logger = logging.getLogger(__name__)
+
 #: Files a walk looks at before it stops (a home folder is not a project).
 MAX_WALK_FILES = 200_000
+#: Runs of ``*`` an ignore pattern may have (3 cost ~25 ms on a 255-character name, 4 ~2 s).
+MAX_IGNORE_WILDCARDS = 3
+_WILDCARD_RUN = re.compile(r"(?<!\\)\*+")
 IGNORE_FILE = ".gitignore"
 
 
@@ -63,12 +70,27 @@ def _load(folder: Path, name: str = IGNORE_FILE) -> _Rules | None:
             lines = handle.read().splitlines()
     except OSError:
         return None
+    lines = _without_runaway_patterns(lines, folder / name)
     patterns = []
     for pattern in pathspec.GitIgnoreSpec.from_lines(lines).patterns:
         regex = getattr(pattern, "regex", None)
         if pattern.include is not None and isinstance(regex, re.Pattern):
             patterns.append((_own_path_regex(regex), pattern.include))
     return _Rules(folder, tuple(patterns)) if patterns else None
+
+
+def _without_runaway_patterns(lines: list[str], source: Path) -> list[str]:
+    """``lines`` less the patterns with more than `MAX_IGNORE_WILDCARDS` runs of ``*``:
+    pathspec matches by backtracking regexes, where each run multiplies the work on a long
+    name (a repository's ``*a*a*a*a*a*a*b`` took 109 s on one 90-character name). Such a
+    pattern is skipped, with a warning: the search then shows what it would have hidden."""
+    kept = [line for line in lines if len(_WILDCARD_RUN.findall(line)) <= MAX_IGNORE_WILDCARDS]
+    if len(kept) < len(lines):
+        logger.warning(
+            "%s: %d pattern(s) with more than %d wildcards skipped (too slow to match)",
+            source, len(lines) - len(kept), MAX_IGNORE_WILDCARDS,
+        )  # fmt: skip
+    return kept
 
 
 def git_root(folder: Path) -> Path | None:
