@@ -49,7 +49,8 @@ def test_the_repl_shows_who_asks_and_the_whole_url_and_opens_it_only_after_a_yes
     def first_accepted(request: dict[str, Any]) -> dict[str, Any]:
         [result] = tool_results(request)
         assert result["content"] == "accept"
-        assert marks.read_text() == PAGE + "\n"  # opened once, after the yes
+        # (Not the browser's mark here: it is started on a thread, and may not have run yet;
+        # the end of the test checks it opened once.)
         return anthropic_tool_use("mcp__url__open_page", {})
 
     def then_declined(request: dict[str, Any]) -> dict[str, Any]:
