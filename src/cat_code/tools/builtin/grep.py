@@ -17,6 +17,8 @@ so is the work behind it: ``context`` is at most `MAX_CONTEXT` lines, the Python
 stops after keeping `MAX_KEPT_LINES` lines, a ripgrep whose output grows past
 `MAX_RG_OUTPUT_BYTES` is stopped. The ``glob`` filter is matched in linear time
 (`_glob_match`); a bad glob or regex is a tool error.
+A tree holding an ignore file ripgrep cannot read safely (a FIFO, a link to ``/dev/zero``:
+`_walk.ignore_files_usable`) is searched in Python, which skips that file with a warning.
 """
 
 from __future__ import annotations
@@ -48,7 +50,7 @@ from cat_code.tools.builtin._fs import (
     shown,
 )
 from cat_code.tools.builtin._glob_match import GlobError, git_glob_filter
-from cat_code.tools.builtin._walk import WalkStats, walk
+from cat_code.tools.builtin._walk import WalkStats, ignore_files_usable, walk
 
 logger = logging.getLogger(__name__)
 
@@ -193,7 +195,8 @@ class GrepTool(FileTool):
         context = query.context if query.output is Output.CONTENT else 0
         stats = WalkStats()
         hits: list[FileHits] | None = None
-        if self.ripgrep is not None:
+        # ripgrep reads ignore files itself: one that is a FIFO or /dev/zero would hang it.
+        if self.ripgrep is not None and await in_thread(lambda: ignore_files_usable(query.root)):
             hits = await _ripgrep(self.ripgrep, query, context)
             if hits is not None and query.glob:
                 # Filtered here, not by rg --glob: rg lets a glob re-include ignored files.
