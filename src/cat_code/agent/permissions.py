@@ -15,6 +15,11 @@ exception: the loop turns it into an error result the model reads, worded so the
 knows why and what the user can do; a refusal by a rule also carries a short ``notice``
 for the user.
 
+Before all of these, a call the tool itself refuses (`Tool.refusal`: a NUL byte in a path,
+one of cat-code's own files) is refused; after the deny rules, a write outside the
+workspace or to a trust-bearing file is asked about every time, whatever else says yes,
+and runs unasked only by a rule naming its path (`cat_code.agent.write_guard`).
+
 Rules (`RuleBook`) are tool names or globs read from the user's
 ``$CAT_CODE_HOME/settings.json`` and the project's ``.cat-code/settings.json`` (the
 nearest up to the git root, see `project_settings_path`), as
@@ -43,6 +48,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Literal
 
+from cat_code.agent import write_guard
 from cat_code.host.settings import (
     Settings,
     SettingsError,
@@ -455,6 +461,9 @@ class Permissions:
         self, tool: Tool, arguments: dict[str, Any] | None = None
     ) -> Decision | None:
         """The decision the rules make without asking, or None when the user must be asked."""
+        refused = tool.refusal(arguments or {})
+        if refused is not None:
+            return Decision(False, refused)
         server = server_of(tool)
         subjects = [(tool.name, server)]
         subjects += [(name, None) for name in tool.permission_subjects(arguments or {})]
@@ -472,6 +481,11 @@ class Permissions:
             )
         if tool.read_only and not self.outside(tool, arguments or {}):
             return Decision(True, "read-only")
+        if guarded := self.guarded(tool, arguments or {}):  # only a rule naming the path
+            rules = self.rules.rules
+            own = [r.pattern for r in rules if r.effect == "allow" and r.source != "project"]
+            rule = write_guard.naming_rule(tool, guarded, [*self.allow_patterns, *own])
+            return Decision(True, f"allowed by {rule}, which names the path") if rule else None
         if self.approve_all and not self.rules.deny_unknown:
             return Decision(True, "--yes")
         for pattern in self.allow_patterns:
@@ -497,12 +511,19 @@ class Permissions:
                 found.append(path)
         return found
 
+    def guarded(self, tool: Tool, arguments: dict[str, Any]) -> list[write_guard.GuardedWrite]:
+        """The writes of this call no blanket approval covers (see `write_guard`)."""
+        folders = None if self.workspace is None else list(self.workspace())
+        return write_guard.guarded_writes(tool, arguments, folders)
+
     async def authorize(self, tool: Tool, arguments: dict[str, Any]) -> Decision:
         """Decide one call, asking the user when the rules do not settle it."""
         decision = self.standing_decision(tool, arguments)
         if decision is not None:
             return decision
         if self.asker is None:
+            if guarded := self.guarded(tool, arguments):
+                return Decision(False, write_guard.refusal(tool, guarded))
             how = f"--yes or --allow-tool '{tool.name}'."
             if self.approve_all:  # --yes was given but is off: say why
                 unknown = ", ".join(map(str, self.rules.deny_unknown))

@@ -125,18 +125,14 @@ def _tighten(path: Path, mode: int) -> None:
         logger.warning("%s: cannot set its mode to %o: %s", path, mode, exc.strerror)
 
 
-#: Files in the home folder no built-in tool may read, list or write, whatever the rules:
-#: the token store and its lock and temporary files, every lock, the REPL history (pasted
-#: arguments), the user's permission rules (a model must not grant itself tools), and
-#: per-project approvals (other projects' settings).
-PRIVATE_FILES = (
-    f"{CREDENTIALS_FILE}*", "*.lock", "history", "settings.json", "*approv*", "*trust*",
-)  # fmt: skip
-
-
-def private_files(environ: Mapping[str, str] | None = None) -> Protected:
-    """cat-code's own secrets, as the file tools are told to guard them."""
+def private_files(
+    environ: Mapping[str, str] | None = None, *, readable: tuple[Path, ...] = ()
+) -> Protected:
+    """cat-code's own files, as the file tools are told to guard them: the whole home folder
+    (credentials, settings, servers, memory, sessions, approvals, saved output, jobs, tasks
+    and whatever comes next), by any name. ``readable``: folders whose files a tool may
+    still read when a call names one (the session's own saved outputs, see
+    `cat_code.tools.builtin.Protected`)."""
     from cat_code.tools.builtin import Protected  # only sessions with file tools need it
 
-    home = cat_code_home(environ)
-    return Protected(patterns=tuple((home, glob) for glob in PRIVATE_FILES))
+    return Protected(paths=(cat_code_home(environ),), readable=readable)
