@@ -19,7 +19,7 @@ from __future__ import annotations
 
 import enum
 import fnmatch
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -110,12 +110,14 @@ def refusal(tool: Tool, guarded: list[GuardedWrite]) -> str:
 
 
 def question_notes(
-    tool: Tool, arguments: dict[str, Any], workspace: Iterable[Path] | None
+    tool: Tool, arguments: dict[str, Any], workspace: Callable[[], Iterable[Path]] | None
 ) -> list[str]:
     """Lines for the approval question: where each path really leads when a link takes
-    it elsewhere, and why a guarded write is asked about whatever was answered before."""
+    it elsewhere, and why a guarded write is asked about whatever was answered before.
+    ``workspace``: `Permissions.workspace`."""
+    folders = None if workspace is None else list(workspace())
     notes = []
-    guarded = {write.path: write for write in guarded_writes(tool, arguments, workspace)}
+    guarded = {write.path: write for write in guarded_writes(tool, arguments, folders)}
     for path in tool.file_paths(arguments):
         target = real_path(path)
         if path in guarded:

@@ -54,6 +54,7 @@ from cat_code.agent.providers import (
 from cat_code.agent.providers.base import Message, ModelError, ToolCall, UserMessage
 from cat_code.agent.session import Session
 from cat_code.agent.transcript import compact_json
+from cat_code.agent.write_guard import question_notes
 from cat_code.host.config.load import McpConfig, load_config, load_config_from_args
 from cat_code.host.config.trust import Decision, decide
 from cat_code.host.home import cat_code_home, ensure_home, private_file
@@ -847,6 +848,9 @@ class Repl:
                         (compact_json(shown), "bright_black"),
                     )
                 )
+                workspace = self.permissions.workspace
+                for note in question_notes(tool, arguments, workspace):  # where links lead
+                    self.console.print(Text(f"  {safe_line(note)}", style="yellow"))
                 if change is not None:
                     self.console.print(change_diff(change), end="")
                 while True:
