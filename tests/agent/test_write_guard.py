@@ -98,7 +98,9 @@ async def test_finding_2_a_write_through_a_folder_linked_to_the_home_is_refused_
 ) -> None:
     asker = world.asker()  # no answer to give: nothing may be asked
     for permissions in (world.permissions(approve_all=True), world.permissions(asker=asker)):
-        write, result = await world.run(permissions, "write_file", path="cfg/mcp.json", content="{}")
+        write, result = await world.run(
+            permissions, "write_file", path="cfg/mcp.json", content="{}"
+        )
         assert not write.allowed and result is None
         assert "cat-code's own files" in write.reason and "cfg/mcp.json" in write.reason
         edit, _ = await world.run(
@@ -131,8 +133,8 @@ async def test_finding_2_a_write_through_a_link_outside_asks_every_time_and_show
     assert (tool, read, again) == ("write_file", "read_file", "write_file")
     assert shown == f"out/a.txt → {target}"  # what the question shows, not just out/a.txt
     assert notes == [
-        f"writes {world.project / 'out/a.txt'} → {target}, outside the working directory and "
-        'the --add-dir folders: asked every time ("always" covers the working directory only)'
+        f"{target} is outside the working directory and the --add-dir folders: asked every "
+        'time ("always" covers the working directory only)'
     ]
     assert read_notes == [f"{world.project / 'out/a.txt'} leads to {target}"]
 

@@ -51,6 +51,15 @@ async def run(tool: Tool, permissions: Permissions | None = None, **arguments: A
 
 
 @pytest.fixture
+def cat_code_home(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
+    """The home beside the project, so that a search of their parent folder meets it."""
+    home = tmp_path / "home"
+    home.mkdir()
+    monkeypatch.setenv("CAT_CODE_HOME", str(home))
+    return home
+
+
+@pytest.fixture
 def project(tmp_path: Path, cat_code_home: Path) -> Path:
     for name in HOME_FILES:
         path = cat_code_home / name

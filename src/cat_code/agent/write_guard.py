@@ -122,7 +122,7 @@ def question_notes(
         target = real_path(path)
         if path in guarded:
             notes.append(
-                f"writes {guarded[path].describe()}: asked every time "
+                f"{target} is {guarded[path].why.value}: asked every time "
                 '("always" covers the working directory only)'
             )
         elif target != path:
