@@ -219,6 +219,7 @@ async def play(places: Places, calls: list[dict[str, Any]], approve_all: bool) -
 
 @settings(
     max_examples=100,
+    database=None,  # hermetic: nothing kept between runs, nothing written to the repository
     deadline=None,
     suppress_health_check=[HealthCheck.function_scoped_fixture, HealthCheck.too_slow],
 )
