@@ -204,3 +204,20 @@ async def test_a_deny_rule_can_name_a_path(world: World) -> None:
     denied, _ = await world.run(permissions, "read_file", path=".env")
     assert not denied.allowed and "denied by the permission rule" in denied.reason
     assert os.path.exists(world.project / ".env")
+
+
+async def test_an_allow_rule_naming_a_path_approves_exactly_the_calls_there(world: World) -> None:
+    (world.outside / "doc.txt").write_text("doc\n")
+    outside = world.outside.resolve()
+    permissions = world.permissions(allow=[f"read_file({outside}/*)", "edit_file(*/src/*)"])
+    read, result = await world.run(permissions, "read_file", path="out/doc.txt")
+    assert read.allowed and result is not None and result.content == "     1\tdoc"
+    (world.project / "src").mkdir()
+    (world.project / "src" / "a.py").write_text("x = 1\n")
+    await world.run(permissions, "read_file", path="src/a.py")
+    edit, _ = await world.run(
+        permissions, "edit_file", path="src/a.py", old_string="1", new_string="2"
+    )
+    assert edit.allowed and (world.project / "src" / "a.py").read_text() == "x = 2\n"
+    other, _ = await world.run(permissions, "write_file", path="b.py", content="")
+    assert not other.allowed  # no asker (-p), no rule for write_file: refused

@@ -481,11 +481,12 @@ class Permissions:
             )
         if tool.read_only and not self.outside(tool, arguments or {}):
             return Decision(True, "read-only")
-        if guarded := self.guarded(tool, arguments or {}):  # only a rule naming the path
-            rules = self.rules.rules
-            own = [r.pattern for r in rules if r.effect == "allow" and r.source != "project"]
-            rule = write_guard.naming_rule(tool, guarded, [*self.allow_patterns, *own])
-            return Decision(True, f"allowed by {rule}, which names the path") if rule else None
+        rules = self.rules.rules  # a rule naming the call's paths; a project's never does
+        own = [r.pattern for r in rules if r.effect == "allow" and r.source != "project"]
+        if rule := write_guard.naming_rule(tool, arguments or {}, [*self.allow_patterns, *own]):
+            return Decision(True, f"allowed by {rule}, which names the path")
+        if self.guarded(tool, arguments or {}):
+            return None  # outside the workspace, or a trust-bearing file: asked every time
         if self.approve_all and not self.rules.deny_unknown:
             return Decision(True, "--yes")
         for pattern in self.allow_patterns:

@@ -86,10 +86,12 @@ def guarded_writes(
     return found
 
 
-def naming_rule(tool: Tool, guarded: list[GuardedWrite], patterns: Iterable[str]) -> str | None:
+def naming_rule(tool: Tool, arguments: dict[str, Any], patterns: Iterable[str]) -> str | None:
     """The first of ``patterns`` that names a path (``tool(path-glob)``) and covers every
-    guarded write of the call, else None."""
-    subjects = [f"{tool.name}({write.target})" for write in guarded]
+    path of the call (by its real target), else None (also for a call naming no path)."""
+    subjects = [f"{tool.name}({real_path(path)})" for path in tool.file_paths(arguments)]
+    if not subjects:
+        return None
     for pattern in patterns:
         if "(" in pattern and all(fnmatch.fnmatchcase(s, pattern) for s in subjects):
             return pattern

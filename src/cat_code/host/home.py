@@ -60,15 +60,18 @@ def ensure_home(*parts: str) -> Path:
     """``$CAT_CODE_HOME`` (or the folder ``parts`` inside it), made 0700 if missing; a
     folder of these readable by others (made by an old version) is tightened to 0700."""
     home = cat_code_home()
-    folder = home.joinpath(*parts)
     # The home first, so it is never made with the umask's mode; if that fails, making
     # the folder itself raises the error that names the place at fault.
     with contextlib.suppress(OSError):
         home.mkdir(mode=PRIVATE_DIR_MODE, parents=True)
-    folder.mkdir(mode=PRIVATE_DIR_MODE, parents=True, exist_ok=True)
-    for path in (home, folder) if parts else (home,):
+    # Level by level (``tool-output/<project>``): mkdir gives the parents it makes the
+    # umask's mode, not ``mode``.
+    levels = [home.joinpath(*parts[:n]) for n in range(1, len(parts) + 1)]
+    for n, level in enumerate(levels):
+        level.mkdir(mode=PRIVATE_DIR_MODE, parents=n == 0, exist_ok=True)
+    for path in (home, *levels):
         _tighten(path, PRIVATE_DIR_MODE)
-    return folder
+    return home.joinpath(*parts)
 
 
 def private_file(path: Path) -> Path:

@@ -153,7 +153,7 @@ class ProtectedCheck:
         target = real_path(path)
         if self.protected.covers_path(target):
             return not (named_read and self.protected.readable_file(target))
-        if not self.protected._real and not self.protected._real_patterns:
+        if not self.protected.paths and not self.protected.patterns:
             return False
         if info is None or stat.S_ISLNK(info.st_mode):
             try:
