@@ -15,10 +15,8 @@ exception: the loop turns it into an error result the model reads, worded so the
 knows why and what the user can do; a refusal by a rule also carries a short ``notice``
 for the user.
 
-Before all of these, a call the tool itself refuses (`Tool.refusal`: a NUL byte in a path,
-one of cat-code's own files) is refused; after the deny rules, a write outside the
-workspace or to a trust-bearing file is asked about every time, whatever else says yes,
-and runs unasked only by a rule naming its path (`cat_code.agent.write_guard`).
+First, a call its tool refuses (`Tool.refusal`: cat-code's own files) is refused; a write
+outside the workspace or to a trust-bearing file asks unless a rule names it (`write_guard`).
 
 Rules (`RuleBook`) are tool names or globs read from the user's
 ``$CAT_CODE_HOME/settings.json`` and the project's ``.cat-code/settings.json`` (the
@@ -27,11 +25,13 @@ nearest up to the git root, see `project_settings_path`), as
 covers exactly that server's tools (by the tool's owner, so server ``a`` never covers
 server ``a__b``'s); other globs match the registered name.
 
-A project file comes with whatever was cloned, so it is trusted less: its ``allow``
-rules only ever cover MCP tools, never built-in ones (``shell`` and the like), whatever
-the glob; its ``deny`` rules cover everything. "Always" answers are saved to the user's
-file; only that file is ever written. ``allow`` and ``deny`` are read separately and
-entry by entry: a bad entry is named in a warning and skipped, the others hold. A file
+A project file comes with whatever was cloned, so it is trusted less: its ``deny`` rules
+cover everything, always; its ``allow`` rules apply only once the user approved them as
+written (`cat_code.host.project_trust`; ``--trust-project``: for one run), and even then
+only ever cover MCP tools, never built-in ones (``shell`` and the like), whatever the glob.
+"Always" answers are saved to the user's file; only that file is ever written. ``allow``
+and ``deny`` are read separately and entry by entry: a bad entry is named in a warning and
+skipped, the others hold. A file
 that cannot be read at all is named in a warning, left untouched, and its rules
 ignored; the answers then last for this session only.
 """
@@ -49,6 +49,9 @@ from pathlib import Path
 from typing import Any, Literal
 
 from cat_code.agent import write_guard
+from cat_code.host.config.trust import ContentKind
+from cat_code.host.project_trust import read_content
+from cat_code.host.safe_text import safe_line
 from cat_code.host.settings import (
     Settings,
     SettingsError,
@@ -59,6 +62,7 @@ from cat_code.host.settings import (
 )
 from cat_code.mcp.files import same_file
 from cat_code.tools.base import Tool
+from cat_code.tools.builtin import real_path
 
 logger = logging.getLogger(__name__)
 
@@ -190,8 +194,18 @@ def rules_in(settings: Settings, source: Source, path: Path) -> tuple[list[Rule]
 class RuleBook:
     """The permission rules of a session: both files' and the answers not saved."""
 
-    def __init__(self, user_file: Path | None = None, project_file: Path | None = None) -> None:
+    def __init__(
+        self,
+        user_file: Path | None = None,
+        project_file: Path | None = None,
+        *,
+        trust_project: bool = False,
+    ) -> None:
         self.user_file = user_file
+        #: The project's allow rules apply without an approval (``--trust-project``).
+        self.trust_project = trust_project
+        #: The project's allow rules held back until the user approves them.
+        self.withheld: list[Rule] = []
         # The project file may be the user's own (cat-code started in the home folder).
         same = (
             project_file is not None
@@ -208,9 +222,9 @@ class RuleBook:
         self.reload()
 
     @classmethod
-    def from_settings(cls, cwd: Path | None = None) -> RuleBook:
+    def from_settings(cls, cwd: Path | None = None, *, trust_project: bool = False) -> RuleBook:
         """The user's settings file and the project's (of ``cwd``)."""
-        return cls(user_settings_path(), project_settings_path(cwd))
+        return cls(user_settings_path(), project_settings_path(cwd), trust_project=trust_project)
 
     def reload(self) -> None:
         """Read both files again (another cat-code may have saved an answer meanwhile)."""
@@ -230,9 +244,18 @@ class RuleBook:
                 self.problems[path] = exc.problem
                 continue
             found, faults = rules_in(settings, source, path)
+            if source == "project":
+                found = self._approved_only(path, found)
             rules.extend(found)
             self.faults.extend(faults)
         self.rules = rules + self._session
+
+    def _approved_only(self, path: Path, found: list[Rule]) -> list[Rule]:
+        """A project's rules without its allow rules until they are approved as written."""
+        content = None if self.trust_project else read_content(ContentKind.RULES, path)
+        approved = content is None or content.approved
+        self.withheld = [] if approved else [r for r in found if r.effect == "allow"]
+        return [r for r in found if r not in self.withheld]
 
     @property
     def deny_unknown(self) -> list[Path]:
@@ -253,6 +276,12 @@ class RuleBook:
 
     def project_allows(self) -> str | None:
         """The note shown at start when the project's file allows tools, else None."""
+        if self.withheld:
+            return (
+                f"project settings {self.project_file} have allow rules you have not approved: "
+                f"{', '.join(safe_line(r.pattern) for r in self.withheld)}; they do not apply "
+                "until you do (cat-code project approve); its deny rules apply"
+            )
         allowed = [r.pattern for r in self.rules if r.source == "project" and r.effect == "allow"]
         if not allowed:
             return None
@@ -388,6 +417,8 @@ class RuleBook:
                     f"  {number:>2}. {rule.effect:<5}  {rule.pattern.ljust(width)}  {where}"
                 )
         lines.extend(f"  ! {warning}" for warning in self.warnings())
+        if (withheld := self.project_allows()) is not None and self.withheld:
+            lines.append(f"  ! {withheld}")
         lines.append("  " + self._files_line())
         lines.append(
             "  a project's allow rules cover MCP tools (mcp__…) only, never built-in tools such "
@@ -421,20 +452,6 @@ _NO_YES = (
 )
 
 
-def _real(path: Path) -> Path:
-    try:
-        return path.resolve()
-    except (OSError, RuntimeError):
-        return path
-
-
-def _where(path: Path) -> str:
-    """``path`` as a refusal names it: with where it leads when a symlink takes it
-    elsewhere (``/p/sl.txt → /etc/passwd``), since that is what lies outside."""
-    target = _real(path)
-    return str(path) if target == path else f"{path} → {target}"
-
-
 class Permissions:
     """The approval rules of one session (see the module docstring)."""
 
@@ -461,8 +478,7 @@ class Permissions:
         self, tool: Tool, arguments: dict[str, Any] | None = None
     ) -> Decision | None:
         """The decision the rules make without asking, or None when the user must be asked."""
-        refused = tool.refusal(arguments or {})
-        if refused is not None:
+        if (refused := tool.refusal(arguments or {})) is not None:
             return Decision(False, refused)
         server = server_of(tool)
         subjects = [(tool.name, server)]
@@ -481,11 +497,9 @@ class Permissions:
             )
         if tool.read_only and not self.outside(tool, arguments or {}):
             return Decision(True, "read-only")
-        rules = self.rules.rules  # a rule naming the call's paths; a project's never does
-        own = [r.pattern for r in rules if r.effect == "allow" and r.source != "project"]
-        if rule := write_guard.naming_rule(tool, arguments or {}, [*self.allow_patterns, *own]):
+        if rule := write_guard.naming_rule(tool, arguments or {}, self.allow_patterns, self.rules):
             return Decision(True, f"allowed by {rule}, which names the path")
-        if self.guarded(tool, arguments or {}):
+        if write_guard.guarded_writes(tool, arguments or {}, self.workspace):
             return None  # outside the workspace, or a trust-bearing file: asked every time
         if self.approve_all and not self.rules.deny_unknown:
             return Decision(True, "--yes")
@@ -504,18 +518,13 @@ class Permissions:
         paths = tool.file_paths(arguments)
         if not paths:
             return []
-        folders = [_real(f) for f in self.workspace()]
+        folders = [real_path(f) for f in self.workspace()]
         found = []
         for path in paths:
-            target = _real(path)
+            target = real_path(path)
             if not any(target == f or target.is_relative_to(f) for f in folders):
                 found.append(path)
         return found
-
-    def guarded(self, tool: Tool, arguments: dict[str, Any]) -> list[write_guard.GuardedWrite]:
-        """The writes of this call no blanket approval covers (see `write_guard`)."""
-        folders = None if self.workspace is None else list(self.workspace())
-        return write_guard.guarded_writes(tool, arguments, folders)
 
     async def authorize(self, tool: Tool, arguments: dict[str, Any]) -> Decision:
         """Decide one call, asking the user when the rules do not settle it."""
@@ -523,7 +532,7 @@ class Permissions:
         if decision is not None:
             return decision
         if self.asker is None:
-            if guarded := self.guarded(tool, arguments):
+            if guarded := write_guard.guarded_writes(tool, arguments, self.workspace):
                 return Decision(False, write_guard.refusal(tool, guarded))
             how = f"--yes or --allow-tool '{tool.name}'."
             if self.approve_all:  # --yes was given but is off: say why
@@ -535,8 +544,8 @@ class Permissions:
             why = "needs the user's approval"
             if tool.read_only and (outside := self.outside(tool, arguments)):
                 why = (
-                    f"reads {', '.join(map(_where, outside))}, outside the working directory and "
-                    "the --add-dir folders, so it needs the user's approval"
+                    f"reads {', '.join(map(write_guard.where, outside))}, outside the working "
+                    "directory and the --add-dir folders, so it needs the user's approval"
                 )
                 how = f"--add-dir, {how}"
             return Decision(

@@ -22,10 +22,13 @@ import fnmatch
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from cat_code.tools.base import Tool
 from cat_code.tools.builtin import real_path
+
+if TYPE_CHECKING:  # permissions imports this module
+    from cat_code.agent.permissions import RuleBook
 
 #: The project's files whose content widens what cat-code does once written: its servers
 #: (``.mcp.json``) and its settings (``.cat-code/settings*.json``), as (folder, name);
@@ -55,8 +58,14 @@ class GuardedWrite:
 
     def describe(self) -> str:
         """``path`` (→ its real target when a link takes it elsewhere) and why it is guarded."""
-        where = str(self.path) if self.target == self.path else f"{self.path} → {self.target}"
-        return f"{where}, {self.why.value}"
+        return f"{where(self.path)}, {self.why.value}"
+
+
+def where(path: Path) -> str:
+    """``path`` as a question or a refusal names it: with where it leads when a link takes
+    it elsewhere (``/p/sl.txt → /etc/passwd``), since that is what is read or written."""
+    target = real_path(path)
+    return str(path) if target == path else f"{path} → {target}"
 
 
 def is_trust_file(path: Path) -> bool:
@@ -69,13 +78,14 @@ def is_trust_file(path: Path) -> bool:
 
 
 def guarded_writes(
-    tool: Tool, arguments: dict[str, Any], workspace: Iterable[Path] | None
+    tool: Tool, arguments: dict[str, Any], workspace: Callable[[], Iterable[Path]] | None
 ) -> list[GuardedWrite]:
     """The paths this call would change that no blanket approval covers (none for a
-    read-only tool). ``workspace``: the folders writes may go to (None: anywhere)."""
+    read-only tool). ``workspace``: `Permissions.workspace`, the folders writes may go to
+    (None: anywhere)."""
     if tool.read_only:
         return []
-    folders = None if workspace is None else [real_path(f) for f in workspace]
+    folders = None if workspace is None else [real_path(f) for f in workspace()]
     found = []
     for path in tool.file_paths(arguments):
         target = real_path(path)
@@ -86,13 +96,17 @@ def guarded_writes(
     return found
 
 
-def naming_rule(tool: Tool, arguments: dict[str, Any], patterns: Iterable[str]) -> str | None:
-    """The first of ``patterns`` that names a path (``tool(path-glob)``) and covers every
-    path of the call (by its real target), else None (also for a call naming no path)."""
+def naming_rule(
+    tool: Tool, arguments: dict[str, Any], allow_patterns: Iterable[str], rules: RuleBook
+) -> str | None:
+    """The first ``--allow-tool`` pattern or allow rule (the user's, never a project's) that
+    names a path (``tool(path-glob)``) and covers every path of the call by its real target;
+    None when there is none, or the call names no path."""
     subjects = [f"{tool.name}({real_path(path)})" for path in tool.file_paths(arguments)]
     if not subjects:
         return None
-    for pattern in patterns:
+    own = [r.pattern for r in rules.rules if r.effect == "allow" and r.source != "project"]
+    for pattern in [*allow_patterns, *own]:
         if "(" in pattern and all(fnmatch.fnmatchcase(s, pattern) for s in subjects):
             return pattern
     return None
@@ -117,9 +131,8 @@ def question_notes(
     """Lines for the approval question: where each path really leads when a link takes
     it elsewhere, and why a guarded write is asked about whatever was answered before.
     ``workspace``: `Permissions.workspace`."""
-    folders = None if workspace is None else list(workspace())
     notes = []
-    guarded = {write.path: write for write in guarded_writes(tool, arguments, folders)}
+    guarded = {write.path: write for write in guarded_writes(tool, arguments, workspace)}
     for path in tool.file_paths(arguments):
         target = real_path(path)
         if path in guarded:
@@ -141,4 +154,5 @@ __all__ = [
     "naming_rule",
     "question_notes",
     "refusal",
+    "where",
 ]
