@@ -33,7 +33,7 @@ from cat_code.mcp.errors import (
     ProtocolError,
     TransportError,
 )
-from cat_code.mcp.files import PRIVATE_FILE_MODE, atomic_write
+from cat_code.mcp.files import PRIVATE_FILE_MODE, atomic_write, read_bounded
 from cat_code.mcp.session.base import Link, ProtocolSession
 from cat_code.mcp.session.handshake import HandshakeSession
 from cat_code.mcp.session.stateless import (
@@ -67,7 +67,7 @@ class EraMemory:
                 with contextlib.suppress(OSError, ValueError):
                     if os.lstat(self.path).st_mode & 0o777 & ~PRIVATE_FILE_MODE:
                         os.chmod(self.path, PRIVATE_FILE_MODE)  # a link's 0777 included
-                    data = json.loads(self.path.read_text())
+                    data = json.loads(read_bounded(self.path))
                     if isinstance(data, dict):
                         self._verdicts = {
                             k: v for k, v in data.items() if v in ("handshake", "modern")
