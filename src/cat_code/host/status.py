@@ -14,12 +14,12 @@ from collections.abc import Iterable, Sequence
 from pathlib import Path
 from typing import Any
 
+from cat_code.base.safe_text import safe_line
 from cat_code.host.config.load import McpConfig, approval_hint
 from cat_code.host.config.trust import Decision
-from cat_code.host.pool import McpPool
-from cat_code.host.prompts import usage
-from cat_code.host.safe_text import safe_line
-from cat_code.host.server import McpServer, ServerState, ServerStatus
+from cat_code.host.mcp_tools.prompts import usage
+from cat_code.host.servers.pool import McpPool
+from cat_code.host.servers.server import McpServer, ServerState, ServerStatus
 from cat_code.mcp.elicitation import is_url_request
 from cat_code.mcp.skills import Skill
 from cat_code.mcp.wire import Prompt, Resource, ResourceTemplate

@@ -24,8 +24,8 @@ from cat_code.agent.providers import openai as openai_provider
 from cat_code.agent.providers.anthropic import AnthropicProvider
 from cat_code.agent.providers.base import UserMessage
 from cat_code.host.config.load import McpConfig, StdioServerConfig
-from cat_code.host.output_policy import output_dir
-from cat_code.host.pool import McpPool
+from cat_code.host.mcp_tools.output_policy import output_dir
+from cat_code.host.servers.pool import McpPool
 from cat_code.tools.base import Media, ToolResult
 from cat_code.tools.registry import ToolRegistry
 

@@ -31,6 +31,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any, Literal
 from urllib.parse import urlsplit
 
+from cat_code.base.files import JsonTooDeep, parse_json, read_bounded
 from cat_code.host.config.masking import (
     VARIABLE,
     mask_url,
@@ -41,9 +42,8 @@ from cat_code.host.config.masking import (
 from cat_code.host.config.names import clashing, tool_prefix
 from cat_code.host.config.reach import entry_reach
 from cat_code.host.config.trust import APPROVALS_FILE, Decision, TrustStore
-from cat_code.host.home import cat_code_home
+from cat_code.host.state.home import cat_code_home
 from cat_code.mcp.errors import ConfigError
-from cat_code.mcp.files import JsonTooDeep, parse_json, read_bounded
 from cat_code.mcp.versions import PROTOCOL_VERSIONS
 
 if TYPE_CHECKING:  # imported when an entry has an ``oauth`` block: stdio runs never load it
