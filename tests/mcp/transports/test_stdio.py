@@ -111,7 +111,7 @@ async def test_large_requests_are_written_whole_while_the_pipe_is_full(spawn: Sp
 async def test_lines_on_stdout_that_are_not_json_rpc_are_skipped_and_the_connection_survives(
     spawn: Spawn, caplog: pytest.LogCaptureFixture
 ) -> None:
-    caplog.set_level(logging.WARNING, logger="cat_code.mcp.transports.stdio")
+    caplog.set_level(logging.WARNING, logger="cat_code.mcp.transports.stdio_lines")
     client = await connect(await spawn("--noise"))
 
     async with asyncio.timeout(30):
@@ -492,7 +492,7 @@ async def test_a_stdout_line_over_the_cap_fails_every_waiter_naming_the_size_and
         assert message.startswith("server sent a single message larger than 976.6 KiB (")
         assert on_close.reasons == [message]
         assert transport.closed_reason == message
-        assert len(transport._buffer) == 0  # the megabytes are not kept
+        assert len(transport._stdout.buffer) == 0  # the megabytes are not kept
     finally:
         await transport.close()
         kill_quietly(grandchild)

@@ -83,7 +83,7 @@ async def test_a_line_that_is_not_utf8_costs_only_itself(
     transport: tuple[StdioTransport, list[dict[str, Any]]], caplog: pytest.LogCaptureFixture
 ) -> None:
     child, received = transport
-    caplog.set_level(logging.WARNING, logger="cat_code.mcp.transports.stdio")
+    caplog.set_level(logging.WARNING, logger="cat_code.mcp.transports.stdio_lines")
 
     assert await ask(child, 1, "mixed") == {"n": 1}  # its line ended in CRLF
 
@@ -102,7 +102,7 @@ async def test_a_line_with_two_values_is_refused_whole(
     transport: tuple[StdioTransport, list[dict[str, Any]]], caplog: pytest.LogCaptureFixture
 ) -> None:
     child, _ = transport
-    caplog.set_level(logging.WARNING, logger="cat_code.mcp.transports.stdio")
+    caplog.set_level(logging.WARNING, logger="cat_code.mcp.transports.stdio_lines")
 
     # The first line (answer + extra value) is skipped; the clean answer after it counts.
     assert await ask(child, 1, "two_values") == {"n": 4}
@@ -116,4 +116,4 @@ async def test_a_line_of_megabytes_in_many_reads_arrives_whole_and_leaves_no_buf
 
     assert len((await ask(child, 1, "big"))["text"]) == 3_000_000
     assert await ask(child, 2, "spaced") == {"n": 2}
-    assert not child._buffer
+    assert not child._stdout.buffer

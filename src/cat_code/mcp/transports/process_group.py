@@ -7,16 +7,22 @@ reaped yet (a container init may not reap); only /proc tells the living apart, s
 group the cheap look still finds is scanned there, on a thread when on the event loop.
 Signals to a group that is gone, or not ours, are no error: the caller looks again.
 Without /proc (macOS) every group the cheap look finds counts as alive.
+
+The registry: every group a stdio transport starts is registered (and its
+`ProcessGroupObserver` told) until a close sees it gone; an ``atexit`` hook SIGKILLs any
+group still registered, for a path where cancellation skipped the close.
 """
 
 from __future__ import annotations
 
 import asyncio
+import atexit
 import contextlib
 import enum
 import os
 import signal
 from collections.abc import Collection
+from typing import Protocol
 
 #: Waiting for a group to die: the first look again after this, then twice as long each
 #: time up to the cap (a group that dies at once is seen at once, a slow one costs little).
@@ -124,13 +130,72 @@ async def wait_group_gone(pgid: int) -> None:
         delay = min(delay * 2, GROUP_POLL_MAX_S)
 
 
+# -- the registry of the groups started here ------------------------------------------
+
+
+class ProcessGroupObserver(Protocol):
+    """Told of each child process group's life, so a host can keep a record on disk that
+    outlives a ``kill -9`` of this process (cat-code's run records)."""
+
+    def started(self, pgid: int) -> None:
+        """The child (the group's leader) exists."""
+
+    def settled(self, pgid: int) -> None:
+        """The child spoke: a wrapper (``sh -c 'exec ...'``) has become the server by now."""
+
+    def ended(self, pgid: int) -> None:
+        """The whole group is gone."""
+
+
+#: Process groups started here and not yet known to be gone (pgid = the child's pid),
+#: each with the observer of the transport that started it.
+_live_groups: dict[int, ProcessGroupObserver | None] = {}
+
+
+def register_group(pgid: int, observer: ProcessGroupObserver | None) -> None:
+    """A group was started here: keep it until `group_ended`, and tell ``observer``."""
+    _live_groups[pgid] = observer
+    if observer is not None:
+        observer.started(pgid)
+
+
+def group_registered(pgid: int) -> bool:
+    """Whether the group was started here and not yet seen gone."""
+    return pgid in _live_groups
+
+
+def group_ended(pgid: int) -> None:
+    """The group is gone: forget it, and tell its observer."""
+    observer = _live_groups.pop(pgid, None)
+    if observer is not None:
+        observer.ended(pgid)
+
+
+def kill_registered_groups() -> None:
+    """SIGKILL every process group a `StdioTransport` started and no close saw gone.
+
+    Runs at interpreter exit, for any path where cancellation skipped a close.
+    """
+    for pgid in list(_live_groups):
+        signal_group(pgid, signal.SIGKILL)
+        group_ended(pgid)
+
+
+atexit.register(kill_registered_groups)
+
+
 __all__ = [
     "GroupPresence",
+    "ProcessGroupObserver",
+    "group_ended",
     "group_gone",
     "group_listed",
     "group_presence",
+    "group_registered",
     "has_live_member",
+    "kill_registered_groups",
     "live_members",
+    "register_group",
     "signal_group",
     "stat_fields",
     "wait_group_gone",

@@ -2,12 +2,13 @@
 
 Design: the child runs in its own session (so its process group holds every descendant
 an ``npx``/``uvx``/shell wrapper starts) with an allow-listed environment. One reader —
-the asyncio subprocess protocol's data callbacks, so no task switch per message — splits
-stdout on ``\\n`` (a chunk's complete lines decoded once, parsed in place) and resolves
-the waiter for each response id. The first message written in a loop iteration goes out
-at once, the rest of that iteration in batched writes. Invariants: a waiter is registered
-before its request is written and removed on every path; a line that is not JSON is
-logged and skipped; stderr is always drained into a bounded tail. When the child exits,
+the asyncio subprocess protocol's data callbacks, so no task switch per message — feeds
+stdout to `StdoutLines` (``stdio_lines``: a chunk's complete lines decoded once, parsed
+in place), which hands each message back to resolve the waiter for its id. `StdinWriter`
+(``stdio_writer``) sends the first message of a loop iteration at once, the rest of that
+iteration in batched writes. Invariants: a waiter is registered before its request is
+written and removed on every path; a line that is not JSON is logged and skipped; stderr
+is always drained into a bounded `StderrTail` (``stderr_tail``). When the child exits,
 or a stdout line grows past ``max_message_bytes`` without a newline (`MessageTooLarge`,
 and the child is closed), every waiter fails at once and ``on_close`` hears why, once.
 
@@ -16,9 +17,10 @@ the graces) — nothing in the group outlives `close`. A group is watched with t
 ``killpg(pgid, 0)`` on the loop, backing off; only one it still finds is scanned in /proc,
 on a thread, to tell zombies (a container init may not reap) from the living. Every group
 started here stays in a module registry until seen gone: a cancelled close SIGKILLs it at
-once, and an ``atexit`` hook SIGKILLs any group a skipped close left behind. The registry
-is told to the transport's `ProcessGroupObserver` (cat-code's host mirrors it on disk, so
-a run that is killed outright, ``kill -9``, leaves records a later run reaps).
+once, and an ``atexit`` hook SIGKILLs any group a skipped close left behind (both in
+``process_group``). The registry is told to the transport's `ProcessGroupObserver`
+(cat-code's host mirrors it on disk, so a run that is killed outright, ``kill -9``,
+leaves records a later run reaps).
 
 `spawn` starts the child before anyone listens (so its start-up overlaps the caller's):
 what it says, and its end, are held and handed over, in order, when `start` attaches
@@ -28,12 +30,9 @@ the handlers. A spawned transport is owned like a started one: `close` ends its 
 from __future__ import annotations
 
 import asyncio
-import atexit
-import json
 import logging
 import os
 import signal
-from collections import deque
 from collections.abc import Callable, Coroutine, Mapping, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Protocol
@@ -60,10 +59,18 @@ from cat_code.mcp.transports.base import (
     size_text,
 )
 from cat_code.mcp.transports.process_group import (
+    ProcessGroupObserver,
+    group_ended as _group_ended,
     group_gone as _group_gone,
+    group_registered as _group_registered,
+    kill_registered_groups,
+    register_group as _register_group,
     signal_group as _signal_group,
     wait_group_gone as _wait_group_gone,
 )
+from cat_code.mcp.transports.stderr_tail import STDERR_LINE_MAX, STDERR_TAIL_LINES, StderrTail
+from cat_code.mcp.transports.stdio_lines import StdoutLines
+from cat_code.mcp.transports.stdio_writer import StdinWriter
 
 if TYPE_CHECKING:
     from cat_code.mcp.transports.base import Transport
@@ -88,23 +95,6 @@ TERMINATE_GRACE_S = 2.0
 KILL_WAIT_S = 1.0
 #: After the child exits, time for its last stdout bytes to arrive before waiters fail.
 EXIT_FLUSH_GRACE_S = 0.5
-#: How many of the last stderr lines are kept for status and error messages.
-STDERR_TAIL_LINES = 20
-#: A stderr line longer than this is cut; it is for humans and must not grow unbounded.
-STDERR_LINE_MAX = 2000
-#: Pause writers above this much unsent data (asyncio's 64 KiB default stalls 1000 small calls).
-WRITE_HIGH_WATER = 4 * 1024 * 1024
-#: Lines written in one loop iteration go out together, in writes of about this size:
-#: few system calls, yet the server starts on the first ones while we prepare the rest.
-WRITE_BATCH_BYTES = 16 * 1024
-#: Compact separators: no embedded newline can appear, and fewer bytes to move. Built
-#: once (``json.dumps`` with options builds an encoder per call); no cycle check, as
-#: messages are built from JSON-decoded data, which cannot hold a cycle.
-_encode = json.JSONEncoder(separators=(",", ":"), check_circular=False).encode
-#: json's own scanner: parses one value at an offset of a longer text, so the lines of a
-#: chunk are parsed where they are, without slicing each out first. (Set by
-#: ``JSONDecoder.__init__``; the stubs do not declare it.)
-_scan: Callable[[str, int], tuple[Any, int]] = json.JSONDecoder().scan_once  # type: ignore[attr-defined]
 
 
 def child_environment(extra: Mapping[str, str]) -> dict[str, str]:
@@ -127,44 +117,6 @@ class EofMemory(Protocol):
 
     def remember(self, command: Sequence[str], cwd: str | None, ignores: bool) -> None:
         """What this close saw (called only when it differs from what was remembered)."""
-
-
-class ProcessGroupObserver(Protocol):
-    """Told of each child process group's life, so a host can keep a record on disk that
-    outlives a ``kill -9`` of this process (cat-code's run records)."""
-
-    def started(self, pgid: int) -> None:
-        """The child (the group's leader) exists."""
-
-    def settled(self, pgid: int) -> None:
-        """The child spoke: a wrapper (``sh -c 'exec ...'``) has become the server by now."""
-
-    def ended(self, pgid: int) -> None:
-        """The whole group is gone."""
-
-
-#: Process groups started here and not yet known to be gone (pgid = the child's pid),
-#: each with the observer of the transport that started it.
-_live_groups: dict[int, ProcessGroupObserver | None] = {}
-
-
-def _group_ended(pgid: int) -> None:
-    observer = _live_groups.pop(pgid, None)
-    if observer is not None:
-        observer.ended(pgid)
-
-
-def kill_registered_groups() -> None:
-    """SIGKILL every process group a `StdioTransport` started and no close saw gone.
-
-    Runs at interpreter exit, for any path where cancellation skipped a close.
-    """
-    for pgid in list(_live_groups):
-        _signal_group(pgid, signal.SIGKILL)
-        _group_ended(pgid)
-
-
-atexit.register(kill_registered_groups)
 
 
 class StdioTransport:
@@ -216,13 +168,10 @@ class StdioTransport:
         self._held_close: str | None = None
         self._process: asyncio.SubprocessTransport | None = None
         self._protocol: _ChildProtocol | None = None
-        self._stdin: asyncio.WriteTransport | None = None
+        self._writer: StdinWriter | None = None
         self._pending: dict[Any, asyncio.Future[JsonObject]] = {}
-        self._buffer = bytearray()
-        self._stderr_buffer = bytearray()
-        #: Dropping the rest of an over-long stderr line, up to its newline.
-        self._stderr_cut = False
-        self._stderr_tail: deque[str] = deque(maxlen=STDERR_TAIL_LINES)
+        self._stdout = StdoutLines(self.name, max_message_bytes, self._on_parsed, self._too_large)
+        self._stderr = StderrTail(self.name)
         self._closed_error: TransportError | None = None
         #: Why the connection ended by itself (None while it lives, or after our close).
         self._closed_reason: str | None = None
@@ -231,10 +180,6 @@ class StdioTransport:
         self._returncode: int | None = None
         self._exited = asyncio.Event()
         self._fail_handle: asyncio.TimerHandle | None = None
-        self._can_write: asyncio.Event | None = None
-        #: Lines written since the last flush; None when no flush is scheduled.
-        self._outbox: list[str] | None = None
-        self._outbox_bytes = 0
         self._loop: asyncio.AbstractEventLoop  # set by start()
         self._close_task: asyncio.Task[None] | None = None
         #: Skip the close's grace periods (`hurry`).
@@ -314,8 +259,7 @@ class StdioTransport:
         self.pid = process.get_pid()
         stdin = process.get_pipe_transport(0)
         assert isinstance(stdin, asyncio.WriteTransport)
-        stdin.set_write_buffer_limits(high=WRITE_HIGH_WATER)
-        self._stdin = stdin
+        self._writer = StdinWriter(stdin, loop)
         logger.debug("%s: started pid %s: stdio: %s", self.name, self.pid, self.shown)
 
     async def request(
@@ -327,9 +271,11 @@ class StdioTransport:
         future: asyncio.Future[JsonObject] = self._loop.create_future()
         self._pending[request_id] = future
         try:
-            self._write(message)
-            if self._can_write is not None:
-                await self._can_write.wait()
+            writer = self._writer
+            assert writer is not None, "start() first"
+            writer.write(message)
+            if writer.can_write is not None:
+                await writer.can_write.wait()
             return await future
         finally:
             self._pending.pop(request_id, None)
@@ -337,9 +283,11 @@ class StdioTransport:
     async def send(self, message: JsonObject, context: RequestContext = NO_CONTEXT) -> None:
         if self._closed_error is not None:
             raise self._closed()
-        self._write(message)
-        if self._can_write is not None:
-            await self._can_write.wait()
+        writer = self._writer
+        assert writer is not None, "start() first"
+        writer.write(message)
+        if writer.can_write is not None:
+            await writer.can_write.wait()
 
     async def listen(self, context: RequestContext) -> None:
         """A child has no separate stream of its own messages: they come on stdout."""
@@ -365,7 +313,7 @@ class StdioTransport:
     def kill_now(self) -> None:
         """SIGKILL the process group at once, without waiting (for last-resort paths)."""
         self._hurried = True
-        if self.pid is not None and self.pid in _live_groups:
+        if self.pid is not None and _group_registered(self.pid):
             logger.debug("%s: sending SIGKILL to process group %s", self.name, self.pid)
             _signal_group(self.pid, signal.SIGKILL)
 
@@ -377,7 +325,7 @@ class StdioTransport:
         return "stdio: " + " ".join([self.command, *self.args])
 
     def diagnostics(self) -> list[str]:
-        return list(self._stderr_tail)
+        return list(self._stderr.lines)
 
     @property
     def returncode(self) -> int | None:
@@ -387,79 +335,11 @@ class StdioTransport:
         self._protocol = _ChildProtocol(self)
         return self._protocol
 
-    # -- writing -----------------------------------------------------------------
-
-    def _write(self, message: JsonObject) -> None:
-        stdin = self._stdin
-        assert stdin is not None, "start() first"
-        text = _encode(message)
-        outbox = self._outbox
-        if outbox is not None:
-            outbox.append(text)
-            self._outbox_bytes += len(text)  # ASCII (the encoder escapes the rest)
-            if self._outbox_bytes >= WRITE_BATCH_BYTES:
-                # Enough for the server to start on while we prepare the rest.
-                stdin.write(_lines(outbox))
-                outbox.clear()
-                self._outbox_bytes = 0
-            return
-        # The first line of a loop iteration goes out at once (no added latency); any
-        # more in the same iteration are joined into one write when it ends, so 1000
-        # calls started together cost a few system calls instead of 1000.
-        stdin.write(_lines((text,)))
-        self._outbox = []
-        self._loop.call_soon(self._flush)
-
-    def _flush(self) -> None:
-        texts, self._outbox = self._outbox, None
-        self._outbox_bytes = 0
-        stdin = self._stdin
-        if texts and stdin is not None and not stdin.is_closing():
-            stdin.write(_lines(texts))
-
-    def _pause_writing(self) -> None:
-        if self._can_write is None:
-            self._can_write = asyncio.Event()
-
-    def _resume_writing(self) -> None:
-        if self._can_write is not None:
-            self._can_write.set()
-            self._can_write = None
-
     # -- reading (called by _ChildProtocol on the event loop) ----------------------
 
-    def _on_stdout(self, data: bytes) -> None:
-        buffer = self._buffer
-        if not buffer and data.endswith(b"\n"):
-            raw: bytes | bytearray = data  # the usual case: whole lines, nothing to keep
-            text = _utf8(data)
-        else:
-            buffer += data
-            if b"\n" not in data:
-                if len(buffer) > self.max_message_bytes:
-                    self._too_large()
-                return
-            end = buffer.rfind(b"\n") + 1
-            # Decoded straight from the buffer: a 10 MB line is copied once, into its text.
-            with memoryview(buffer) as view, view[:end] as complete:
-                text = _utf8(complete)
-            raw = buffer[:end] if text is None else b""
-            del buffer[:end]
-            if len(buffer) > self.max_message_bytes:  # a cap below one read's size
-                self._too_large()
-                return
-        if text is not None:
-            self._on_text(text)
-        else:
-            # Some line is not UTF-8: take the lines one by one so only that one is lost.
-            for line in raw.split(b"\n"):
-                if line:
-                    self._on_line(line)
-
-    def _too_large(self) -> None:
-        """A line past the cap: fail the connection, drop the rest of stdout, close."""
-        buffered = len(self._buffer)
-        self._buffer = bytearray()
+    def _too_large(self, buffered: int) -> None:
+        """A line past the cap (``buffered`` bytes so far): fail the connection, drop the
+        rest of stdout, close."""
         assert self._protocol is not None
         self._protocol.on_stdout = _drop
         self._end(
@@ -470,88 +350,23 @@ class StdioTransport:
         )
         self._begin_close()
 
-    def _on_text(self, text: str) -> None:
-        """Every line of ``text`` (which ends with a newline), parsed in place."""
-        start = 0
-        size = len(text)
-        while start < size:
-            newline = text.find("\n", start)
-            if newline == start:
-                start += 1
-                continue
-            try:
-                message, stop = _scan(text, start)
-            except (StopIteration, ValueError, RecursionError):
-                stop = -1
-            if stop == newline:
-                self._on_parsed(message)
-            else:
-                # Not exactly one JSON value on the line (whitespace around it, more after
-                # it, or no JSON at all): the full parser takes the line alone and decides.
-                self._on_line(text[start:newline])
-            start = newline + 1
-
-    def _on_line(self, line: str | bytes | bytearray) -> None:
-        try:
-            message = json.loads(line)
-        except (ValueError, RecursionError):  # RecursionError: absurdly deep nesting
-            if line.strip():
-                logger.warning(
-                    "%s: skipping stdout line that is not JSON-RPC: %.200r", self.name, line
-                )
-            return
-        self._on_parsed(message)
-
     def _on_parsed(self, message: Any) -> None:
         dispatch(message, self._pending, self._on_message, self.name)
 
-    def _on_stderr(self, data: bytes) -> None:
-        buffer = self._stderr_buffer
-        buffer += data
-        start = 0
-        while (end := buffer.find(b"\n", start)) >= 0:
-            if self._stderr_cut:
-                self._stderr_cut = False  # the end of a line whose start was kept
-            else:
-                self._stderr_line(buffer[start:end])
-            start = end + 1
-        del buffer[:start]
-        if len(buffer) > STDERR_LINE_MAX:
-            # An over-long line: keep its start once and drop the rest up to its newline,
-            # so one huge line cannot push every other line out of the tail.
-            if not self._stderr_cut:
-                self._stderr_line(buffer)
-                self._stderr_cut = True
-            buffer.clear()
-
-    def _flush_stderr(self) -> None:
-        """Take the last stderr line, which the child ended without a newline."""
-        if self._stderr_buffer and not self._stderr_cut:
-            self._stderr_line(self._stderr_buffer)
-        self._stderr_buffer.clear()
-
-    def _stderr_line(self, raw: bytes | bytearray) -> None:
-        line = raw[:STDERR_LINE_MAX].decode(errors="replace").rstrip("\r")
-        if line.strip():
-            self._stderr_tail.append(line)
-            logger.debug("%s stderr: %s", self.name, line)
-
     def _on_stdout_eof(self) -> None:
         self._stdout_eof = True
-        if self._buffer:
-            self._on_line(bytes(self._buffer))
-            self._buffer.clear()
+        self._stdout.finish()
         self._schedule_failure()
 
     def _on_stderr_eof(self) -> None:
         self._stderr_eof = True
-        self._flush_stderr()
+        self._stderr.flush()
         self._schedule_failure()
 
     def _on_exit(self) -> None:
         assert self._process is not None
         self._returncode = self._process.get_returncode()
-        self._flush_stderr()
+        self._stderr.flush()
         logger.debug("%s: process exited with code %s", self.name, self._returncode)
         self._exited.set()
         self._schedule_failure()
@@ -577,7 +392,7 @@ class StdioTransport:
         else:
             what = f"exited with code {self._returncode}"
         message = f"server process {what}"
-        tail = [line for line in self._stderr_tail if line.strip()][-5:]
+        tail = self._stderr.last(5)
         if tail:
             message += "; last stderr: " + " | ".join(tail)
         return ProcessExited(message, self._returncode)
@@ -602,7 +417,8 @@ class StdioTransport:
         for future in self._pending.values():
             if not future.done():
                 future.set_exception(self._closed())
-        self._resume_writing()
+        if self._writer is not None:
+            self._writer.resume()
 
     def _closed(self) -> TransportError:
         """A fresh copy of the closing error (one exception object per raise site)."""
@@ -639,9 +455,8 @@ class StdioTransport:
             return
         pgid = self.pid
         assert pgid is not None
-        if self._stdin is not None:
-            self._flush()
-            self._stdin.close()
+        if self._writer is not None:
+            self._writer.close()
         if not self._hurried:
             await self._eof_grace()
         gone = await _group_gone(pgid)
@@ -694,8 +509,8 @@ class _ChildProtocol(asyncio.SubprocessProtocol):
 
     def __init__(self, owner: StdioTransport) -> None:
         self._owner = owner
-        #: Where stdout goes: `_first_stdout` once, then the owner (`_drop` once the
-        #: connection failed on an over-long line).
+        #: Where stdout goes: `_first_stdout` once, then the owner's `StdoutLines` (`_drop`
+        #: once the connection failed on an over-long line).
         self.on_stdout: Callable[[bytes], None] = self._first_stdout
 
     def connection_made(self, transport: asyncio.BaseTransport) -> None:
@@ -705,15 +520,12 @@ class _ChildProtocol(asyncio.SubprocessProtocol):
         assert isinstance(transport, asyncio.SubprocessTransport)
         self._owner._process = transport
         self._owner.pid = pid = transport.get_pid()
-        observer = self._owner.observer
-        _live_groups[pid] = observer
-        if observer is not None:
-            observer.started(pid)
+        _register_group(pid, self._owner.observer)
 
     def _first_stdout(self, data: bytes) -> None:
         # The child speaks: a wrapper (``sh -c 'exec ...'``) has become the server by now,
         # so its record gets the command line a later reap will find.
-        self.on_stdout = self._owner._on_stdout
+        self.on_stdout = self._owner._stdout.feed
         if self._owner.pid is not None and self._owner.observer is not None:
             self._owner.observer.settled(self._owner.pid)
         self.on_stdout(data)
@@ -723,7 +535,7 @@ class _ChildProtocol(asyncio.SubprocessProtocol):
         if fd == 1:
             self.on_stdout(data)
         else:
-            self._owner._on_stderr(data)
+            self._owner._stderr.feed(data)
 
     def pipe_connection_lost(self, fd: int, exc: Exception | None) -> None:
         if fd == 1:
@@ -735,22 +547,12 @@ class _ChildProtocol(asyncio.SubprocessProtocol):
         self._owner._on_exit()
 
     def pause_writing(self) -> None:
-        self._owner._pause_writing()
+        if self._owner._writer is not None:
+            self._owner._writer.pause()
 
     def resume_writing(self) -> None:
-        self._owner._resume_writing()
-
-
-def _lines(texts: Sequence[str]) -> bytes:
-    """Encoded messages as newline-terminated lines, in one bytes object."""
-    return ("\n".join(texts) + "\n").encode()
-
-
-def _utf8(raw: bytes | memoryview) -> str | None:
-    try:
-        return str(raw, "utf-8")
-    except UnicodeDecodeError:
-        return None
+        if self._owner._writer is not None:
+            self._owner._writer.resume()
 
 
 def _drop(data: bytes) -> None:
@@ -771,3 +573,20 @@ if TYPE_CHECKING:
 
     def _is_a_transport(transport: StdioTransport) -> Transport:
         return transport
+
+
+__all__ = [
+    "EXIT_FLUSH_GRACE_S",
+    "INHERITED_ENV_VARS",
+    "KILL_WAIT_S",
+    "REMEMBERED_EOF_GRACE_S",
+    "STDERR_LINE_MAX",
+    "STDERR_TAIL_LINES",
+    "STDIN_CLOSE_GRACE_S",
+    "TERMINATE_GRACE_S",
+    "EofMemory",
+    "ProcessGroupObserver",
+    "StdioTransport",
+    "child_environment",
+    "kill_registered_groups",
+]
