@@ -191,6 +191,8 @@ class Agent:
         self.auto_compact = compaction.auto_enabled()
         #: The text streamed by the model call in flight.
         self._partial: list[str] = []
+        #: Notes for the model (a background job ended), told before each request.
+        self.notes_for_model: Callable[[], str] | None = None
 
     def clear(self) -> None:
         """Forget the conversation."""
@@ -228,6 +230,7 @@ class Agent:
                     return outcome
                 if await self._compact_if_full():
                     start = None
+                self._tell_notes()
                 try:
                     response = await self._complete()
                 except ModelError as error:
@@ -494,11 +497,20 @@ class Agent:
 
     # -- conversation repair -----------------------------------------------------------
 
+    def _tell_notes(self) -> None:
+        """Add the waiting notes to the message the next request ends with (ours)."""
+        text = self.notes_for_model() if self.notes_for_model is not None else ""
+        last = self.messages[-1] if self.messages else None
+        if text and isinstance(last, UserMessage):
+            last.text = f"{last.text}\n\n{text}" if last.text else text
+            self._save()
+
     def _add_user_text(self, text: str) -> None:
         last = self.messages[-1] if self.messages else None
-        if isinstance(last, UserMessage) and last.tool_results and not last.text:
-            # Tool results of a cancelled turn: the prompt joins them (roles must alternate).
-            last.text = text
+        if isinstance(last, UserMessage) and last.tool_results:
+            # Tool results of a cancelled turn: the prompt joins them (roles must alternate),
+            # after the notes told with them, if any.
+            last.text = f"{last.text}\n\n{text}" if last.text else text
         else:
             self.messages.append(UserMessage(text=text))
 

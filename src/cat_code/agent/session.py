@@ -14,12 +14,16 @@ The conversation is saved as it goes (`SessionLog`, one file per conversation un
 ``$CAT_CODE_HOME/sessions/``); ``resume`` (``--continue`` / ``--resume``) goes on with a
 saved one, in its own file. `UsageMeter` adds up every request's tokens for ``/cost``
 and the ``-p`` JSON result; a new agent (``/model``) keeps the log and the meter.
+
+The session's `NotificationQueue` (``notes``) gathers what happens in the background;
+its `JobManager` (``jobs``) runs ``shell``'s background commands, and `closing` wraps
+what a front end closes on its way out so that every running job ends with it.
 """
 
 from __future__ import annotations
 
 import logging
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from pathlib import Path
 
 from cat_code.agent.cost import UsageMeter
@@ -36,8 +40,13 @@ from cat_code.agent.providers import (
 from cat_code.agent.system_prompt import build_system_prompt
 from cat_code.host.config.load import McpConfig
 from cat_code.host.connect import ServerElicitationHandler
+from cat_code.host.jobs import JobManager, JobTools, job_tools
+from cat_code.host.jobs.manager import Job
+from cat_code.host.jobs.shutdown import WithJobs
+from cat_code.host.notifications import NotificationQueue, model_block
 from cat_code.host.pool import McpPool
 from cat_code.host.prestart import Prestarted
+from cat_code.host.shutdown import Servers
 from cat_code.mcp.roots import Roots
 from cat_code.tools.base import Tool
 from cat_code.tools.builtin import FileLedger, builtin_tools
@@ -46,12 +55,15 @@ from cat_code.tools.registry import DuplicateToolError, ToolRegistry
 logger = logging.getLogger(__name__)
 
 
-def builtin_tool_list(cwd: Path, ledger: FileLedger) -> list[Tool]:
+def builtin_tool_list(cwd: Path, ledger: FileLedger, jobs: JobTools | None = None) -> list[Tool]:
     """The built-in tools every session offers, in the order they are registered: ``shell``
-    and the file tools, which never touch cat-code's own secrets (`private_files`)."""
+    and the file tools, which never touch cat-code's own secrets (`private_files`), then,
+    with ``jobs``, ``job_output`` and ``job_stop``."""
     from cat_code.host.home import private_files
 
-    return builtin_tools(cwd, protected=private_files(), ledger=ledger)
+    background = jobs.start if jobs is not None else None
+    tools = builtin_tools(cwd, protected=private_files(), ledger=ledger, background=background)
+    return [*tools, *job_tools(jobs)] if jobs is not None else tools
 
 
 class Session:
@@ -89,7 +101,15 @@ class Session:
             self.provider = create_provider(resolve_model(model))
         except (ModelSpecError, NoModelConfigured) as exc:
             self.model_problem = str(exc)
-        self.registry = ToolRegistry(builtin_tool_list(self.cwd, self.ledger))
+        #: What happens in the background, for the user and (job results) the model.
+        self.notes = NotificationQueue()
+        #: ``shell``'s background commands; every way out ends them (`closing`).
+        self.jobs = JobManager(notes=self.notes)
+        self.registry = ToolRegistry(
+            builtin_tool_list(self.cwd, self.ledger, JobTools(self.jobs, self.notes))
+        )
+        #: How many tasks are open (the status panel); the task store sets it.
+        self.open_tasks: Callable[[], int] = lambda: 0
         self.rules = RuleBook.from_settings()
         #: cwd and ``--add-dir``; ``/add-dir`` adds more (every server shares them).
         self.roots = Roots(add_dirs)
@@ -106,6 +126,7 @@ class Session:
         self.meter = UsageMeter()
         #: The session file this conversation is appended to.
         self.log = SessionLog(self.cwd, model=self.provider.name if self.provider else None)
+        self.jobs.session_id = self.log.id
         self._resumed = resume
         if resume is not None:
             self.log.adopt(resume)
@@ -126,6 +147,7 @@ class Session:
             log=self.log,
             meter=self.meter,
         )
+        agent.notes_for_model = self.notes_for_model
         if self._resumed is not None:  # the first agent goes on with the saved conversation
             agent.load(self._resumed.messages, self._resumed.found_tools)
             self._resumed = None
@@ -145,6 +167,15 @@ class Session:
             search.kept = set(self.agent.tool_search.kept)  # found before a compaction
             self.agent.tool_search = search
         return old
+
+    def notes_for_model(self) -> str:
+        """The notes waiting for the model (job results), as one block; "" when none."""
+        return model_block(self.notes.take_for_model())
+
+    def closing(self, servers: Servers, tell: Callable[[list[Job]], None]) -> Servers:
+        """What a front end closes on its way out: ``servers`` and this session's jobs
+        (``tell`` hears which jobs were still running and are now ended)."""
+        return WithJobs(servers, self.jobs, tell)
 
     @property
     def session_id(self) -> str:
@@ -185,6 +216,7 @@ class Session:
             from cat_code.host.run_records import reap_orphans
 
             reap_orphans()  # once, before any server starts
+        settle_in_background()
         self.pool = McpPool(
             config,
             elicitation_handler=elicitation_handler,
@@ -222,6 +254,19 @@ class Session:
             append=self.append_system_prompt,
             skills=skills,
         )
+
+
+def settle_in_background() -> None:
+    """Bring the job registry up to date (jobs a killed cat-code left) off the start path."""
+    import threading
+
+    from cat_code.host.jobs import jobs_dir, settle_orphans
+
+    directory = jobs_dir()
+    if directory.is_dir():
+        threading.Thread(
+            target=settle_orphans, args=(directory,), name="jobs-settle", daemon=True
+        ).start()
 
 
 __all__ = ["Session", "builtin_tool_list"]

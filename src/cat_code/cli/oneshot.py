@@ -45,8 +45,11 @@ from cat_code.agent.loop import AgentEvents, Outcome
 from cat_code.agent.providers.base import AssistantMessage, ModelError, ToolCall
 from cat_code.agent.session import Session
 from cat_code.agent.transcript import tool_line
+from cat_code.cli.oneshot_notes import NotePrinter
 from cat_code.cli.output import EXIT_FAILED, EXIT_OK, EXIT_USAGE
 from cat_code.host.config.load import McpConfig
+from cat_code.host.jobs.manager import Job
+from cat_code.host.jobs.shutdown import ended_lines
 from cat_code.host.prestart import Prestarted
 from cat_code.host.safe_text import safe_json, safe_text
 from cat_code.host.server import ServerState
@@ -192,12 +195,19 @@ class _OneShotEvents(AgentEvents):
         self._streamed = False  # the current message's text is on stdout already
         self._line_open = False  # stdout's last line has no newline yet
         self._refused: set[str] = set()
+        #: The session's notes, shown between outputs (set once the session exists).
+        self.notes: NotePrinter | None = None
+
+    def show_notes(self) -> None:
+        if self.notes is not None:
+            self.notes.drain()
 
     def retrying(self, error: ModelError, delay: float, attempt: int) -> None:
         _say(f"cat-code: {error}; retrying in {delay:.1f} s (attempt {attempt})")
 
     def model_started(self) -> None:
         self.end_line()
+        self.show_notes()
         self._streamed = False
 
     def assistant_delta(self, text: str) -> None:
@@ -244,6 +254,7 @@ class _OneShotEvents(AgentEvents):
         ]
         body = {"role": "user", "content": content}
         self.report.line({"type": "user", "message": body, "parent_tool_use_id": None})
+        self.show_notes()
 
     def tool_progress(
         self, call: ToolCall, progress: float, total: float | None, message: str | None
@@ -310,6 +321,7 @@ async def _run(
         resume=resumed,
     )
     report.session_id, report.meter = session.session_id, session.meter
+    events.notes = NotePrinter(session.notes, report.line)
     for warning in resumed.warnings if resumed is not None else ():
         _say(f"cat-code: warning: {warning}")
     provider, agent = session.provider, session.agent
@@ -350,6 +362,7 @@ async def _run(
             outcome = await agent.run(prompt)
         finally:
             events.end_line()
+            events.show_notes()
             prepare.cancel()
             session.log.close()
             await provider.close()
@@ -366,4 +379,9 @@ async def _run(
             report.result(outcome)
         return EXIT_FAILED
 
-    return await run_until_signal(pool if prestarted is None else prestarted, work)
+    def tell(ended: list[Job]) -> None:
+        for line in ended_lines(ended):
+            _say(f"cat-code: {line}")
+
+    servers = session.closing(pool if prestarted is None else prestarted, tell)
+    return await run_until_signal(servers, work)

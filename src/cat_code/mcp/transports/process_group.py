@@ -16,7 +16,8 @@ import contextlib
 import enum
 import os
 import signal
-from collections.abc import Collection
+import time
+from collections.abc import Callable, Collection
 
 #: Waiting for a group to die: the first look again after this, then twice as long each
 #: time up to the cap (a group that dies at once is seen at once, a slow one costs little).
@@ -105,6 +106,26 @@ def has_live_member(pgid: int) -> bool:
     return found is None or bool(found.get(pgid))
 
 
+def kill_after_grace(
+    pgids: Collection[int], grace: float, lives: Callable[[int], bool] = has_live_member
+) -> list[int]:
+    """Blocking, for groups already sent SIGTERM: wait up to ``grace`` seconds for each to
+    be gone (``lives`` says whether it still is), then SIGKILL those that are not; which
+    were. For threads, never the event loop."""
+    deadline = time.monotonic() + grace
+    delay = GROUP_POLL_FIRST_S
+    waiting = list(pgids)
+    while waiting and time.monotonic() < deadline:
+        waiting = [pgid for pgid in waiting if lives(pgid)]
+        if waiting:
+            time.sleep(min(delay, max(0.0, deadline - time.monotonic())))
+            delay = min(delay * 2, GROUP_POLL_MAX_S)
+    killed = [pgid for pgid in waiting if lives(pgid)]
+    for pgid in killed:
+        signal_group(pgid, signal.SIGKILL)
+    return killed
+
+
 async def group_gone(pgid: int) -> bool:
     """Whether no live process is left in the group (a look, no waiting)."""
     if not group_listed(pgid):
@@ -130,6 +151,7 @@ __all__ = [
     "group_listed",
     "group_presence",
     "has_live_member",
+    "kill_after_grace",
     "live_members",
     "signal_group",
     "stat_fields",
