@@ -57,6 +57,8 @@ from cat_code.agent.transcript import compact_json
 from cat_code.host.config.load import McpConfig, load_config, load_config_from_args
 from cat_code.host.config.trust import Decision, decide
 from cat_code.host.home import cat_code_home, ensure_home, private_file
+from cat_code.host.jobs import Job
+from cat_code.host.jobs.shutdown import ended_lines
 from cat_code.host.pool import McpPool
 from cat_code.host.prompts import command_names
 from cat_code.host.safe_text import SafeWriter, safe_line
@@ -89,6 +91,7 @@ from cat_code.repl.commands import (
     is_command,
 )
 from cat_code.repl.elicitation import fill_form
+from cat_code.repl.job_commands import StopJob, stop_job
 from cat_code.repl.mentions import (
     MentionError,
     attach_resources,
@@ -96,6 +99,7 @@ from cat_code.repl.mentions import (
     find_mentions,
     mention_word,
 )
+from cat_code.repl.notes import NoteDisplay
 from cat_code.repl.prompt_commands import ListPrompts, ListResources, ListSkills, RunPrompt
 from cat_code.repl.render import (
     ConsoleLogHandler,
@@ -209,6 +213,9 @@ class Repl:
         self._ask_lock = asyncio.Lock()
         self._session: PromptSession[str] | None = None
         self._questions: PromptSession[str] | None = None
+        #: The session's notes: at once while the prompt is up, else between outputs.
+        self.notes = NoteDisplay(self.console, self.session.notes, self._busy)
+        self.view.between = self.notes.show
 
     # The session owns the model and its agent (``/model`` switches them there): read
     # through, never copied, so ``/clear`` and ``/resume`` act on the agent in use.
@@ -233,8 +240,10 @@ class Repl:
             completer=_SlashCompleter(self),
             complete_while_typing=True,
             key_bindings=_key_bindings(),
+            bottom_toolbar=self._toolbar,
         )
         self._questions = PromptSession()
+        self.notes.attach(asyncio.get_running_loop())
         self._banner()
         if self.resumed is not None:
             self._say_resumed(self.resumed)
@@ -254,6 +263,7 @@ class Repl:
             try:
                 await self._read_eval_loop()
             finally:
+                self.notes.detach()
                 connect.cancel()
                 prepare.cancel()
                 self.session.log.close()
@@ -262,7 +272,21 @@ class Repl:
             return 0
 
         # The terminal may be gone (SIGHUP): nothing is said about the signal.
-        return await run_until_signal(self.pool, session, take=self._cancel_turn, announce=False)
+        servers = self.session.closing(self.pool, self._say_ended)
+        return await run_until_signal(servers, session, take=self._cancel_turn, announce=False)
+
+    def _say_ended(self, jobs: list[Job]) -> None:
+        for line in ended_lines(jobs):
+            self.console.print(note_line(line))
+
+    def _busy(self) -> bool:
+        """A turn (or a call) is writing to the terminal: notes wait for a boundary."""
+        return self._foreground is not None and not self._foreground.done()
+
+    def _toolbar(self) -> str:
+        from cat_code.repl.status_panel import read_panel, toolbar
+
+        return toolbar(read_panel(self.session))
 
     async def _ask_project_trust(self, config: McpConfig) -> McpConfig:
         """Name the project's servers waiting for approval and ask once whether to start
@@ -361,6 +385,7 @@ class Repl:
             except Exception as exc:  # a bug in one command must not end the session
                 logger.debug("handling %r failed", line, exc_info=True)
                 self.console.print(error_line(f"internal error: {type(exc).__name__}: {exc}"))
+            self.notes.show()  # what came while it ran
 
     async def _list_prompts(self) -> None:
         """List the prompts again where a server said they changed (no request otherwise),
@@ -383,37 +408,14 @@ class Repl:
             memory=self.session.memory,
             status=self._status_text,
             cost=self.session.meter.describe,
+            jobs=self.session.jobs,
         )
 
     def _status_text(self) -> str:
-        """``/status``: the session, where it is saved, the model, how full the context is."""
-        session = self.session
-        log = session.log
-        saved = str(log.path) if log.saved else "not saved yet (nothing said)"
-        lines = [
-            f"session: {log.id}",
-            f"  saved in: {saved}",
-            f"  folder: {session.cwd}",
-            f"  model: {self.provider.name if self.provider else 'none'}",
-        ]
-        agent = self.agent
-        if agent is not None:
-            from cat_code.agent import compaction
+        """``/status``: the session in full (`cat_code.repl.status_panel`)."""
+        from cat_code.repl.status_panel import status_text
 
-            window = agent.context_window
-            last = agent.last_usage
-            auto = "on" if agent.auto_compact else f"off ({compaction.AUTO_ENV})"
-            if last is not None:
-                used = last.prompt_tokens + last.output_tokens
-                share = f"{used:,} of {window:,} tokens ({100 * used // max(1, window)}%)"
-            else:
-                share = f"~{compaction.estimate(agent.messages):,} tokens of {window:,} (estimated)"
-            lines.append(f"  context: {share} in {len(agent.messages)} messages")
-            lines.append(
-                f"  auto-compact: {auto}, at {compaction.THRESHOLD_PERCENT}% of the window"
-            )
-        lines.append("  " + session.meter.describe().replace("\n", "\n  "))
-        return "\n".join(lines)
+        return status_text(self.session)
 
     def _say_resumed(self, loaded: LoadedSession) -> None:
         turns = f"{loaded.turns} turn{'' if loaded.turns == 1 else 's'}"
@@ -466,6 +468,9 @@ class Repl:
             await self._compact(action.instructions)
         elif isinstance(action, ResumeSession):
             await self._resume(action.choice)
+        elif isinstance(action, StopJob):
+            text, failed = await stop_job(self.session.jobs, action.job_id)
+            self.console.print(error_line(text) if failed else Text(text))
         else:
             await self._call_tool(action)
 

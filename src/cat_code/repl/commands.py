@@ -26,6 +26,7 @@ from typing import TYPE_CHECKING, Literal
 from cat_code.host.config.load import Scope
 from cat_code.host.server import ServerState
 from cat_code.repl import prompt_commands
+from cat_code.repl.job_commands import StopJob, jobs_command
 from cat_code.repl.prompt_commands import ListPrompts, ListResources, ListSkills, RunPrompt
 from cat_code.tools.registry import ToolRegistry
 
@@ -34,6 +35,7 @@ if TYPE_CHECKING:
 
     from cat_code.agent.memory import MemoryFile
     from cat_code.agent.permissions import RuleBook
+    from cat_code.host.jobs import JobManager
     from cat_code.host.pool import McpPool
     from cat_code.host.server import ServerStatus
 
@@ -145,6 +147,7 @@ Action = (
     | SwitchModel
     | Compact
     | ResumeSession
+    | StopJob
 )
 
 
@@ -173,6 +176,8 @@ class CommandContext:
     status: Callable[[], str] = field(default=lambda: "no session")
     #: The lines of /cost (tokens and dollars so far).
     cost: Callable[[], str] = field(default=lambda: "no model requests yet")
+    #: The session's background jobs (/jobs).
+    jobs: JobManager | None = None
 
 
 #: name → (arguments, one-line help), in /help order.
@@ -204,7 +209,9 @@ COMMANDS: dict[str, tuple[str, str]] = {
     "/model": ("[NAME]", "the model in use; /model PROVIDER:NAME switches to another, "
                "keeping the conversation"),
     "/memory": ("", "the memory files (AGENTS.md) in the system prompt"),
-    "/status": ("", "this session: its id and file, the model, how full the context is"),
+    "/status": ("", "this session in full: id, model, context, cost, servers, tasks, jobs"),
+    "/jobs": ("[stop ID]", "this session's background jobs (running, ended, exit codes); "
+              "stop ID ends one"),
     "/cost": ("", "the tokens this session used (input, output, cache) and what they cost"),
     "/compact": ("[WHAT TO KEEP]", "replace the conversation so far with a summary of it "
                  "(frees the context window)"),
@@ -238,6 +245,9 @@ def handle_command(line: str, ctx: CommandContext) -> Action:
         return Show(ctx.status())
     if name == "/cost":
         return Show(ctx.cost())
+    if name == "/jobs":
+        job = jobs_command(rest, ctx.jobs)
+        return job if isinstance(job, StopJob) else Show(job[0], "error" if job[1] else "info")
     if name == "/compact":
         return Compact(rest)
     if name == "/resume":
@@ -268,7 +278,7 @@ def handle_command(line: str, ctx: CommandContext) -> Action:
 
 _COMMAND_NAMES = (
     "/help", "/exit", "/quit", "/clear", "/tools", "/model", "/mcp", "/add-dir", "/permissions",
-    "/memory", "/status", "/cost", "/compact", "/resume",
+    "/memory", "/status", "/cost", "/compact", "/resume", "/jobs",
 )  # fmt: skip
 _MANAGE_VERBS: dict[str, Literal["restart", "disable", "enable"]] = {
     "restart": "restart",

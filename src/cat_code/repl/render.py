@@ -23,7 +23,7 @@ from __future__ import annotations
 import contextlib
 import logging
 import sys
-from collections.abc import Iterable, Iterator
+from collections.abc import Callable, Iterable, Iterator
 from typing import Any
 
 from rich.console import Console, ConsoleOptions, RenderableType, RenderResult
@@ -159,6 +159,9 @@ class TurnView(AgentEvents):
         self._printed: RenderedPrefix | None = None
         #: Calls a rule refused: their one "refused" line stands for the whole entry.
         self._refused: set[str] = set()
+        #: Called between outputs (before a model request, after a tool's entry): the
+        #: REPL shows the notes that waited for such a boundary.
+        self.between: Callable[[], None] = lambda: None
 
     # -- lifecycle -------------------------------------------------------------------
 
@@ -203,6 +206,7 @@ class TurnView(AgentEvents):
 
     def model_started(self) -> None:
         self._finish_stream(None)
+        self.between()
         self._thinking = True
         self._update()
 
@@ -249,6 +253,7 @@ class TurnView(AgentEvents):
             return
         self._running.pop(call.id, None)
         self.console.print(tool_entry(call.name, call.arguments, result, self.console.width))
+        self.between()
         self._update()
 
     def compacting(self, automatic: bool) -> None:
