@@ -37,6 +37,7 @@ examples:
   cat-code -p "summarise README.md"       run the agent once (needs a model API key)
   cat-code --continue                     go on with this folder's latest conversation
   cat-code sessions                       list this folder's saved conversations
+  cat-code jobs                           list the background jobs (running, ended)
 
 models: ANTHROPIC_API_KEY (and ANTHROPIC_BASE_URL) for anthropic:<model>;
 OPENAI_API_KEY or OPENAI_BASE_URL (Ollama, llama.cpp, vLLM) for openai:<model>.
@@ -154,6 +155,17 @@ def build_parser() -> argparse.ArgumentParser:
     sessions_cmd.add_argument(
         "--json", action="store_true",
         help="print a JSON array of {id, last_use, turns, first_prompt, path}",
+    )  # fmt: skip
+    jobs_cmd = commands.add_parser(
+        "jobs", help="list the background jobs (the model's shell run_in_background)",
+        description="List every background job in $CAT_CODE_HOME/jobs/, running ones first: "
+        "id, state or how it ended, start, owner, command. Jobs a killed cat-code left are "
+        "ended first. Exit 0.",
+    )  # fmt: skip
+    jobs_cmd.add_argument(
+        "--json", action="store_true",
+        help="print a JSON array of {id, command, cwd, pid, pgid, state, exit_code, reason, "
+        "started_at, ended_at, owner_pid, session_id, output}",
     )  # fmt: skip
     mcp = commands.add_parser(
         "mcp", help="inspect and call the configured MCP servers (no model needed)",
