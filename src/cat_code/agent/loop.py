@@ -58,6 +58,7 @@ from cat_code.agent.providers.base import (
     UserMessage,
 )
 from cat_code.agent.tool_search import ToolSearch
+from cat_code.host.notifications import Note, NoteKind, NoteSink, Priority
 from cat_code.tools.base import Tool, ToolResult
 from cat_code.tools.registry import ToolRegistry
 
@@ -193,6 +194,8 @@ class Agent:
         self._partial: list[str] = []
         #: Notes for the model (a background job ended), told before each request.
         self.notes_for_model: Callable[[], str] | None = None
+        #: Where a compaction is told to the user (the session's queue), if anywhere.
+        self.notes: NoteSink | None = None
 
     def clear(self) -> None:
         """Forget the conversation."""
@@ -342,6 +345,8 @@ class Agent:
             automatic=automatic,
             summarized=len(cut.older),
         )
+        if self.notes is not None:
+            self.notes.post(Note(NoteKind.COMPACTED, "compaction", result.describe(), Priority.LOW))
         if self.log is not None:
             self.log.compacted(
                 self.messages,

@@ -148,6 +148,7 @@ class Session:
             meter=self.meter,
         )
         agent.notes_for_model = self.notes_for_model
+        agent.notes = self.notes
         if self._resumed is not None:  # the first agent goes on with the saved conversation
             agent.load(self._resumed.messages, self._resumed.found_tools)
             self._resumed = None
@@ -222,6 +223,7 @@ class Session:
             elicitation_handler=elicitation_handler,
             roots=self.roots,
             prestarted=prestarted,
+            notes=self.notes,
         )
         return self.pool
 

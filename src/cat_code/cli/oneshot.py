@@ -50,6 +50,7 @@ from cat_code.cli.output import EXIT_FAILED, EXIT_OK, EXIT_USAGE
 from cat_code.host.config.load import McpConfig
 from cat_code.host.jobs.manager import Job
 from cat_code.host.jobs.shutdown import ended_lines
+from cat_code.host.notifications import NoteKind, server_note
 from cat_code.host.prestart import Prestarted
 from cat_code.host.safe_text import safe_json, safe_text
 from cat_code.host.server import ServerState
@@ -276,7 +277,7 @@ class _OneShotEvents(AgentEvents):
         _say(tool_line(call.name, call.arguments, result.content))
 
     def compacted(self, result: Compaction) -> None:
-        _say(f"cat-code: {result.describe()}")
+        self.show_notes()  # the compaction's note among them
         metadata = {
             "trigger": "auto" if result.automatic else "manual",
             "pre_tokens": result.tokens_before,
@@ -343,12 +344,14 @@ async def _run(
             await session.connect()
             for status in pool.status():
                 if status.state is ServerState.FAILED:
-                    _say(f"cat-code: MCP server '{status.name}' failed: {status.error}")
+                    text = f"MCP server '{status.name}' failed: {status.error}"
+                    session.notes.post(server_note(NoteKind.SERVER_FAILED, status.name, text))
                 elif status.state is ServerState.NEEDS_LOGIN:  # never a browser: say who and how
-                    _say(
-                        f"cat-code: MCP server '{status.name}' needs a sign-in: "
+                    text = (
+                        f"MCP server '{status.name}' needs a sign-in: "
                         f"run cat-code mcp login {status.name}"
                     )
+                    session.notes.post(server_note(NoteKind.SIGN_IN_NEEDED, status.name, text))
                 elif status.state is ServerState.NEEDS_APPROVAL:  # nothing can ask here
                     _say(
                         f"cat-code: skipped project server '{status.name}' (./.mcp.json, not "

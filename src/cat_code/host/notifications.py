@@ -166,6 +166,21 @@ def model_block(notes: list[Note]) -> str:
     return f"<system-notification>\n{body}\n</system-notification>"
 
 
+_SERVER_PRIORITY = {
+    NoteKind.SERVER_CONNECTED: Priority.NORMAL,
+    NoteKind.SERVER_RESTARTED: Priority.NORMAL,
+    NoteKind.LIST_CHANGED: Priority.LOW,
+}
+
+
+def server_note(kind: NoteKind, server: str, text: str) -> Note:
+    """A note about MCP server ``server``: one key per server for its state (the newest
+    wins: a flapping server is one line), another for its tool list."""
+    key = f"mcp:{server}:tools" if kind is NoteKind.LIST_CHANGED else f"mcp:{server}"
+    priority = _SERVER_PRIORITY.get(kind, Priority.HIGH)
+    return Note(kind, key, text, priority, data={"server": server})
+
+
 def task_unblocked(task_id: int, subject: str, *, task_list: str = "") -> Note:
     """The note the task store posts when completing a task leaves ``task_id`` ready."""
     where = f" in list {task_list}" if task_list else ""
@@ -187,5 +202,6 @@ __all__ = [
     "NotificationQueue",
     "Priority",
     "model_block",
+    "server_note",
     "task_unblocked",
 ]

@@ -30,6 +30,7 @@ from cat_code.host.connect import (
     TransportFactory,
 )
 from cat_code.host.home import cat_code_home
+from cat_code.host.notifications import LOG_NOTES, NoteSink
 from cat_code.host.reload import ReloadPlan, plan_reload
 from cat_code.host.restarts import RestartPolicy
 from cat_code.host.server import McpServer, ServerState, ServerStatus, run_to_end
@@ -75,8 +76,11 @@ class McpPool:
         restart_policy: RestartPolicy | None = None,
         roots: Roots | None = None,
         prestarted: Prestarted | None = None,
+        notes: NoteSink = LOG_NOTES,
     ) -> None:
         self.config = config
+        #: Where the servers tell what happens to them later (lost, restarted, ...).
+        self.notes = notes
         #: How often a server that stopped by itself is started again.
         self.restart_policy = restart_policy or RestartPolicy()
         self.connector = Connector(
@@ -108,6 +112,7 @@ class McpPool:
             publisher=self,
             closing=self._stop,
             restart_policy=self.restart_policy,
+            notes=self.notes,
         )
 
     @property

@@ -27,6 +27,7 @@ from typing import Any, Protocol, TypeVar
 
 from cat_code.host.config.load import ServerConfig
 from cat_code.host.connect import Connection, Connector
+from cat_code.host.notifications import LOG_NOTES, NoteKind, NoteSink, server_note
 from cat_code.host.restarts import RestartBudget, RestartPolicy
 from cat_code.host.tool_adapter import McpTool
 from cat_code.mcp.client import McpClient
@@ -159,9 +160,12 @@ class McpServer:
         publisher: ToolPublisher,
         closing: asyncio.Event,
         restart_policy: RestartPolicy | None = None,
+        notes: NoteSink = LOG_NOTES,
     ) -> None:
         self.config = config
         self.name = config.name
+        #: Told what happens after the first start (the front ends report that one).
+        self._notes = notes
         self._connector = connector
         self._publisher = publisher
         #: Set by the pool when it closes: stops the owner task; nothing starts after it.
@@ -269,6 +273,8 @@ class McpServer:
                     self._state = ServerState.NEEDS_LOGIN
                     self.error = login_hint(self.name)
                     logger.debug("%s: needs a sign-in", self.name)
+                    if self.restarts:  # a restart's sign-in: the startup line said the first
+                        self._note(NoteKind.SIGN_IN_NEEDED, self.error)
                 else:
                     self._fail(describe_error(exc))
                     logger.debug("%s: failed: %s", self.name, self.error)
@@ -289,7 +295,7 @@ class McpServer:
         """The connection ended by itself: FAILED now, not at the next call or status."""
         if self._stopping or self._state is not ServerState.CONNECTED:
             return
-        logger.warning("MCP server '%s' stopped: %s", self.name, reason)
+        self._note(NoteKind.SERVER_FAILED, f"MCP server '{self.name}' stopped: {reason}")
         self._fail(reason)
         self._healable = True
 
@@ -343,7 +349,11 @@ class McpServer:
                 describe_error(exc),
             )
             return
-        logger.info("%s: tool list changed: %d tool(s) now", self.name, len(self.tools))
+        text = f"MCP server '{self.name}': tool list changed: {len(self.tools)} tool(s) now"
+        self._note(NoteKind.LIST_CHANGED, text)
+
+    def _note(self, kind: NoteKind, text: str) -> None:
+        self._notes.post(server_note(kind, self.name, text))
 
     def publish_tools(self) -> None:
         """Register the listed tools through the pool, in place of the old ones."""
@@ -432,11 +442,10 @@ class McpServer:
                 self.error = (
                     f"{self.error} — not restarted again after {self.budget.policy.describe()}"
                 )
-                logger.warning(
-                    "MCP server '%s' stopped again: %s (in the REPL, /mcp restart %s starts it)",
-                    self.name,
-                    self.error,
-                    self.name,
+                self._note(
+                    NoteKind.SERVER_GAVE_UP,
+                    f"MCP server '{self.name}' stopped again: {self.error} (in the REPL, "
+                    f"/mcp restart {self.name} starts it)",
                 )
                 return
             self.restarts += 1
@@ -445,9 +454,11 @@ class McpServer:
             # the budget lasts.
             self._healable = self._state is ServerState.FAILED
             if self._state is ServerState.CONNECTED:
-                logger.warning("MCP server '%s' restarted (%d× so far)", self.name, self.restarts)
+                text = f"MCP server '{self.name}' restarted ({self.restarts}× so far)"
+                self._note(NoteKind.SERVER_RESTARTED, text)
             else:
-                logger.warning("MCP server '%s' did not restart: %s", self.name, self.error)
+                text = f"MCP server '{self.name}' did not restart: {self.error}"
+                self._note(NoteKind.SERVER_FAILED, text)
 
     async def _relaunch(self, *, keep_tools: bool) -> None:
         """Stop the owner task and start a new one, then publish the tools.

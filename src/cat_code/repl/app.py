@@ -59,6 +59,7 @@ from cat_code.host.config.trust import Decision, decide
 from cat_code.host.home import cat_code_home, ensure_home, private_file
 from cat_code.host.jobs import Job
 from cat_code.host.jobs.shutdown import ended_lines
+from cat_code.host.notifications import Note, NoteKind, Priority
 from cat_code.host.pool import McpPool
 from cat_code.host.prompts import command_names
 from cat_code.host.safe_text import SafeWriter, safe_line
@@ -353,9 +354,10 @@ class Repl:
 
     def _say_mcp_summary(self, pool: McpPool) -> None:
         line = mcp_summary(pool.status())
-        if line is not None:
+        if line is not None:  # shown at once while the prompt is up
             trouble = "failed" in line or "login" in line or "approval" in line
-            self.console.print(Text(line, style="yellow" if trouble else "bright_black"))
+            priority = Priority.HIGH if trouble else Priority.LOW
+            self.session.notes.post(Note(NoteKind.SERVER_CONNECTED, "mcp", line, priority))
 
     # -- reading and dispatching ---------------------------------------------------------
 

@@ -261,8 +261,9 @@ class TurnView(AgentEvents):
         self._update()
 
     def compacted(self, result: Compaction) -> None:
+        # Its line is the session's compaction note, shown at the next boundary.
         self._label = "thinking…"
-        self.console.print(Text(f"⎿ {result.describe()}", style="bright_black"))
+        self.between()
         self._update()
 
     def compaction_failed(self, error: ModelError) -> None:
