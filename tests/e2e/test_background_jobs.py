@@ -15,6 +15,7 @@ import re
 import signal
 import subprocess
 import sys
+import threading
 import time
 from collections.abc import Callable, Iterator
 from pathlib import Path
@@ -163,6 +164,40 @@ def test_a_job_still_running_when_p_finishes_is_ended_and_named(
     assert not group_alive(groups[0])  # the child that ignored SIGTERM too
 
 
+@pytest.mark.parametrize("sig", [signal.SIGINT, signal.SIGTERM, signal.SIGHUP])
+def test_a_signal_to_p_ends_its_running_job_and_names_it(
+    tmp_path: Path, cat_code_home: Path, groups: list[int], sig: signal.Signals
+) -> None:
+    start = {"command": "sleep 300", "run_in_background": True}
+    release = threading.Event()
+
+    def stuck(request: dict[str, Any]) -> dict[str, Any]:
+        release.wait(30)  # cat-code is signalled while it waits for this answer
+        return anthropic_text("never seen")
+
+    with ScriptedModelApi([anthropic_tool_use("shell", start), stuck]) as api:
+        run = subprocess.Popen(
+            [CAT_CODE, "-p", "start it", "--yes", "--mcp-config", str(tmp_path / "none.json")],
+            cwd=tmp_path, env=environment(tmp_path, api), stdin=subprocess.DEVNULL,
+            stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True,
+        )  # fmt: skip
+        try:
+            wait_for(lambda: len(api.requests) == 2, "the second request")
+            [record] = records(cat_code_home)
+            groups.append(record["pgid"])
+            run.send_signal(sig)
+            _, stderr = run.communicate(timeout=30)
+        finally:
+            release.set()
+            if run.poll() is None:
+                run.kill()
+                run.wait(10)
+    assert run.returncode == 128 + sig.value, stderr
+    assert f"ended background job {record['id']}: sleep 300" in stderr
+    assert not group_alive(record["pgid"])
+    assert records(cat_code_home)[0]["state"] == "ended_at_exit"
+
+
 def test_the_next_cat_code_ends_the_job_of_one_killed_with_sigkill(
     tmp_path: Path, cat_code_home: Path, groups: list[int]
 ) -> None:
@@ -172,8 +207,6 @@ def test_the_next_cat_code_ends_the_job_of_one_killed_with_sigkill(
     def stuck(request: dict[str, Any]) -> dict[str, Any]:
         killed.wait(30)  # cat-code is killed while it waits for this answer
         return anthropic_text("never seen")
-
-    import threading
 
     killed = threading.Event()
     with ScriptedModelApi([anthropic_tool_use("shell", start), stuck]) as api:
