@@ -118,6 +118,11 @@ def test_a_live_owners_job_is_kept_a_corrupt_record_is_skipped_and_old_ones_go(
     old.state, old.ended_at = JobState.EXITED, time.time() - KEEP_ENDED_S - 60
     save(folder, old)
     (folder / "eeeeee.log").write_text("output")
+    claimed = folder / "ffffff.json"  # an id claimed by a cat-code killed while starting
+    claimed.touch()
+    os.utime(claimed, (time.time() - 3600, time.time() - 3600))
+    fresh = folder / "000000.json"  # one being started right now
+    fresh.touch()
 
     settled = settle_orphans(folder)
 
@@ -126,3 +131,4 @@ def test_a_live_owners_job_is_kept_a_corrupt_record_is_skipped_and_old_ones_go(
     records = {r.id: r for r in load_all(folder)[0]}
     assert set(records) == {"cccccc"} and records["cccccc"].running
     assert not (folder / "eeeeee.log").exists()
+    assert not claimed.exists() and fresh.exists()

@@ -26,6 +26,9 @@ logger = logging.getLogger(__name__)
 
 #: Ended jobs' records and output are kept this long for ``cat-code jobs``, then removed.
 KEEP_ENDED_S = 7 * 24 * 3600.0
+#: An id claimed (its record still empty) this long ago belongs to a cat-code killed while
+#: starting the job: the record is never written (the run records still end its group).
+CLAIM_STALE_S = 600.0
 
 
 @dataclass(slots=True)
@@ -71,7 +74,18 @@ def settle_orphans(directory: Path, *, now: float | None = None) -> Settled:
         if not record.running and record.ended_at is not None:
             if now - record.ended_at > KEEP_ENDED_S:
                 remove(directory, record.id)
+    _drop_stale_claims(directory, now)
     return settled
+
+
+def _drop_stale_claims(directory: Path, now: float) -> None:
+    try:
+        claims = [p for p in directory.glob("*.json") if p.stat().st_size == 0]
+        for path in claims:
+            if now - path.stat().st_mtime > CLAIM_STALE_S:
+                remove(directory, path.stem)
+    except OSError:
+        pass  # gone meanwhile, or unreadable: the next pass looks again
 
 
 __all__ = ["KEEP_ENDED_S", "Settled", "owner_alive", "settle_orphans"]
