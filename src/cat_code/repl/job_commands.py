@@ -12,6 +12,7 @@ import time
 from dataclasses import dataclass
 
 from cat_code.host.jobs import Job, JobManager
+from cat_code.host.jobs.manager import StoppedBy
 from cat_code.host.safe_text import safe_line
 from cat_code.host.status import one_line
 from cat_code.tools.threads import in_daemon_thread
@@ -78,7 +79,7 @@ async def stop_job(manager: JobManager, job_id: str) -> tuple[str, bool]:
         return f"no background job '{job_id}' in this session (its jobs: {known})", True
     if job.ended.is_set():
         return f"job {job.id} had already ended: {job.describe()}", False
-    await in_daemon_thread(lambda: manager.stop(job, by="the user"), name="job-stop")
+    await in_daemon_thread(lambda: manager.stop(job, by=StoppedBy.USER), name="job-stop")
     return f"job {job.id}: {job.describe()}", False
 
 

@@ -20,6 +20,7 @@ once. Nothing here runs on the event loop: the blocking calls are for threads.
 from __future__ import annotations
 
 import atexit
+import enum
 import logging
 import os
 import signal
@@ -65,7 +66,20 @@ _READ_CHUNK = 64 * 1024
 
 
 class JobError(Exception):
-    """A job could not be started; ``str`` is the sentence the model reads."""
+    """A job could not be started; ``str`` is the sentence the model reads, ``folder`` the
+    jobs folder that could not be written (None: bash could not start)."""
+
+    def __init__(self, message: str, *, folder: Path | None = None) -> None:
+        super().__init__(message)
+        self.folder = folder
+
+
+class StoppedBy(enum.StrEnum):
+    """Who ended a job that did not end by itself (its string goes in the reason)."""
+
+    MODEL = "the model"
+    USER = "the user"
+    EXIT = "cat-code exiting"
 
 
 @dataclass(frozen=True, slots=True)
@@ -73,8 +87,7 @@ class Ending:
     """Why we are ending a job (None on `Job`: it ends by itself)."""
 
     state: JobState
-    #: Who asked: "the model", "the user", "cat-code exiting".
-    by: str
+    by: StoppedBy
 
 
 class Job:
@@ -175,12 +188,15 @@ class JobManager:
                 directory.mkdir(mode=0o700, parents=True, exist_ok=True)
             job_id = new_id(directory)
         except OSError as exc:
-            raise JobError(f"cannot write the jobs folder {directory}: {exc}") from exc
+            raise JobError(
+                f"cannot write the jobs folder {directory}: {exc}", folder=directory
+            ) from exc
         try:
             output = OutputFile(output_path(directory, job_id), cap=self.output_cap)
         except OSError as exc:
             remove(directory, job_id)
-            raise JobError(f"cannot write the job's output file in {directory}: {exc}") from exc
+            message = f"cannot write the job's output file in {directory}: {exc}"
+            raise JobError(message, folder=directory) from exc
         try:
             process = subprocess.Popen(
                 ["bash", "-c", 'eval "$1"', "cat-code-job", command],
@@ -218,7 +234,8 @@ class JobManager:
             output.close()
             forget_group(process.pid)
             remove(directory, job_id)
-            raise JobError(f"cannot write the job's record in {directory}: {exc}") from exc
+            message = f"cannot write the job's record in {directory}: {exc}"
+            raise JobError(message, folder=directory) from exc
         with self._lock:
             self._jobs[job_id] = job
         if not self._atexit:
@@ -289,7 +306,7 @@ class JobManager:
         except OSError as exc:
             logger.debug("job %s: cannot write its record: %s", job.id, exc)
         # Told before `ended` is set: a job_output woken by it takes the note back.
-        if ending is None or ending.by == "the user":
+        if ending is None or ending.by is StoppedBy.USER:
             self.notes.post(self.ended_note(job))
         job.ended.set()
         job.output.close()
@@ -322,7 +339,7 @@ class JobManager:
 
     # -- ending ------------------------------------------------------------------------
 
-    def stop(self, job: Job, *, by: str) -> None:
+    def stop(self, job: Job, *, by: StoppedBy) -> None:
         """End ``job``'s group: SIGTERM, the grace, SIGKILL; returns once it is over
         (blocking, bounded by the grace and `DRAIN_S`)."""
         self._end([job], Ending(JobState.STOPPED, by))
@@ -330,7 +347,7 @@ class JobManager:
     def end_all(self) -> list[Job]:
         """End every running job (cat-code is exiting); the jobs that were running."""
         running = self.running()
-        self._end(running, Ending(JobState.ENDED_AT_EXIT, "cat-code exiting"))
+        self._end(running, Ending(JobState.ENDED_AT_EXIT, StoppedBy.EXIT))
         return running
 
     def _end(self, jobs: list[Job], ending: Ending) -> None:
@@ -348,8 +365,8 @@ class JobManager:
         """SIGKILL every running job's group, without waiting (a hurried exit)."""
         for job in self.running():
             if job.ending is None:
-                job.ending = Ending(JobState.ENDED_AT_EXIT, "cat-code exiting")
+                job.ending = Ending(JobState.ENDED_AT_EXIT, StoppedBy.EXIT)
             signal_group(job.record.pgid, signal.SIGKILL)
 
 
-__all__ = ["Ending", "Job", "JobError", "JobManager", "exit_code", "how_it_ended"]
+__all__ = ["Ending", "Job", "JobError", "JobManager", "StoppedBy", "exit_code", "how_it_ended"]

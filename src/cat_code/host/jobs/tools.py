@@ -15,7 +15,7 @@ import math
 from pathlib import Path
 from typing import Any
 
-from cat_code.host.jobs.manager import Job, JobError, JobManager
+from cat_code.host.jobs.manager import Job, JobError, JobManager, StoppedBy
 from cat_code.host.notifications import NotificationQueue
 from cat_code.tools.base import ProgressCallback, Tool, ToolResult
 from cat_code.tools.builtin._fs import MAX_OUTPUT_CHARS
@@ -136,7 +136,7 @@ class JobStopTool(Tool):
         if job.ended.is_set():
             return ToolResult(f"job {job.id} had already ended: {job.describe()}")
         manager = self.jobs.manager
-        await in_daemon_thread(lambda: manager.stop(job, by="the model"), name="job-stop")
+        await in_daemon_thread(lambda: manager.stop(job, by=StoppedBy.MODEL), name="job-stop")
         return ToolResult(f"job {job.id}: {job.describe()}")
 
 
