@@ -293,3 +293,30 @@ def test_the_repl_shows_the_end_at_once_keeps_the_typed_line_and_exit_ends_the_r
     assert not any(group_alive(pgid) for pgid in groups)
     states = sorted(record["state"] for record in records(cat_code_home))
     assert states == ["ended_at_exit", "exited"]
+
+
+def test_a_closed_terminal_ends_the_repls_running_job(
+    tmp_path: Path, cat_code_home: Path, groups: list[int]
+) -> None:
+    start = anthropic_tool_use("shell", {"command": "sleep 300", "run_in_background": True})
+    project = tmp_path / "project"
+    project.mkdir()
+    (project / "none.json").write_text('{"mcpServers": {}}')
+    with ScriptedModelApi([start, anthropic_text("started")]) as api:
+        term = Terminal(
+            CAT_CODE, ["--mcp-config", "none.json", "--yes"],
+            env=environment(tmp_path, api), cwd=project,
+        )  # fmt: skip
+        try:
+            term.wait_for("›")
+            term.type("start it")
+            term.wait_for("started")
+            [record] = records(cat_code_home)
+            groups.append(record["pgid"])
+            assert group_alive(record["pgid"])
+            term.signal(signal.SIGHUP)
+            assert term.wait_for_exit() == 128 + signal.SIGHUP
+        finally:
+            term.close()
+    assert not group_alive(record["pgid"])
+    assert records(cat_code_home)[0]["state"] == "ended_at_exit"
