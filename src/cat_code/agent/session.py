@@ -83,6 +83,7 @@ class Session:
         cwd: Path | None = None,
         append_system_prompt: str | None = None,
         resume: LoadedSession | None = None,
+        trust_project: bool = False,
     ) -> None:
         from cat_code.agent.memory import load_memory
         from cat_code.host.home import cat_code_home
@@ -110,7 +111,7 @@ class Session:
         )
         #: How many tasks are open (the status panel); the task store sets it.
         self.open_tasks: Callable[[], int] = lambda: 0
-        self.rules = RuleBook.from_settings()
+        self.rules = RuleBook.from_settings(self.cwd, trust_project=trust_project)
         #: cwd and ``--add-dir``; ``/add-dir`` adds more (every server shares them).
         self.roots = Roots(add_dirs)
         self.permissions = Permissions(
