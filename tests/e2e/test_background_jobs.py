@@ -229,6 +229,16 @@ def test_the_next_cat_code_ends_the_job_of_one_killed_with_sigkill(
                 owner.wait(10)
     assert group_alive(record["pgid"])  # nothing ended it: its owner died at once
 
+    # The next cat-code to start, whatever it runs, ends the job's group...
+    (tmp_path / "none.json").write_text('{"mcpServers": {}}')
+    start_up = subprocess.run(
+        [CAT_CODE, "--mcp-config", str(tmp_path / "none.json"), "mcp", "list"], cwd=tmp_path,
+        env=environment(tmp_path, api), capture_output=True, text=True, timeout=60,
+        stdin=subprocess.DEVNULL,
+    )  # fmt: skip
+    assert start_up.returncode == 0, start_up.stderr
+    assert not group_alive(record["pgid"])
+    # ... and the registry says so.
     listing = subprocess.run(
         [CAT_CODE, "jobs", "--json"], cwd=tmp_path, env=environment(tmp_path, api),
         capture_output=True, text=True, timeout=60, stdin=subprocess.DEVNULL,
