@@ -9,7 +9,7 @@ import pytest
 
 from cat_code.agent.session import Session
 from cat_code.repl.commands import CommandContext, Show, handle_command
-from cat_code.repl.job_commands import StopJob, stop_job
+from cat_code.repl.commands.jobs import StopJob, stop_job
 from cat_code.repl.status_panel import Panel, read_panel, status_text, toolbar
 from cat_code.tools.registry import ToolRegistry
 

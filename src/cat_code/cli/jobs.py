@@ -11,12 +11,12 @@ text: they go through `safe_line`. Exit 0.
 
 from __future__ import annotations
 
-import argparse
 import sys
 import time
 from datetime import UTC, datetime
 from typing import Any
 
+from cat_code.cli.options import Options
 from cat_code.host.jobs import JobRecord, jobs_dir, settle_orphans
 from cat_code.host.jobs.record import output_path
 from cat_code.host.safe_text import safe_json, safe_line
@@ -48,7 +48,7 @@ def job_json(record: JobRecord) -> dict[str, Any]:
     }
 
 
-def run_jobs_command(args: argparse.Namespace) -> int:
+def run_jobs_command(args: Options) -> int:
     from cat_code.host.jobs import load_all
 
     directory = jobs_dir()

@@ -14,7 +14,7 @@ from dataclasses import dataclass
 
 from cat_code.agent.session import Session
 from cat_code.host.server import ServerState
-from cat_code.repl.job_commands import jobs_text
+from cat_code.repl.commands.jobs import jobs_text
 
 #: Servers the panel does not count: switched off, or refused by the user.
 _NOT_COUNTED = (ServerState.DISABLED, ServerState.REJECTED)

@@ -1,9 +1,9 @@
-"""``/jobs`` and ``/jobs stop ID``: this session's background jobs, seen and ended by the user.
+"""This session's background jobs: ``/jobs`` lists them, ``/jobs stop ID`` ends one.
 
-`jobs_command` is pure like the other commands (text to show, or a `StopJob` for the app);
-`stop_job` is the app's side of `StopJob`: the stop (SIGTERM to the group, the grace,
-SIGKILL) runs on a thread, and the line it returns says how the job ended. A job stopped
-here is told to the model before its next request (the user ended it, not the model).
+The handlers are pure like every command's (`jobs_text` reads the session's `JobManager`
+through the context); `StopJob` is the effect: the stop (SIGTERM to the group, the grace,
+SIGKILL) runs on a thread and one line says how the job ended. A job stopped here is told
+to the model before its next request (the user ended it, not the model).
 """
 
 from __future__ import annotations
@@ -11,20 +11,32 @@ from __future__ import annotations
 import time
 from dataclasses import dataclass
 
+from rich.text import Text
+
 from cat_code.host.jobs import Job, JobManager
 from cat_code.host.jobs.manager import StoppedBy
 from cat_code.host.safe_text import safe_line
 from cat_code.host.status import one_line
+from cat_code.repl.commands.registry import (
+    CommandContext,
+    Outcome,
+    ReplHost,
+    Show,
+    SlashCommand,
+)
+from cat_code.repl.render import error_line
 from cat_code.tools.threads import in_daemon_thread
-
-USAGE = "usage: /jobs (list this session's background jobs) or /jobs stop ID"
 
 
 @dataclass(frozen=True, slots=True)
 class StopJob:
-    """``/jobs stop ID``: the app ends that job's group."""
+    """``/jobs stop ID``: end that job's whole process group and say how it ended."""
 
     job_id: str
+
+    async def perform(self, repl: ReplHost) -> None:
+        text, failed = await stop_job(repl.session.jobs, self.job_id)
+        repl.console.print(error_line(text) if failed else Text(text))
 
 
 def jobs_text(manager: JobManager | None, *, now: float | None = None) -> str:
@@ -47,9 +59,10 @@ def jobs_text(manager: JobManager | None, *, now: float | None = None) -> str:
 
 def _line(job: Job, now: float) -> str:
     record = job.record
-    since = _age(now - record.started_at)
     command = safe_line(one_line(record.command, 60))
-    return f"  {record.id}  {job.describe()}  started {since} ago  {command}"
+    return (
+        f"  {record.id}  {job.describe()}  started {_age(now - record.started_at)} ago  {command}"
+    )
 
 
 def _age(seconds: float) -> str:
@@ -58,17 +71,6 @@ def _age(seconds: float) -> str:
     if seconds < 3600:
         return f"{int(seconds // 60)} min"
     return f"{seconds / 3600:.1f} h"
-
-
-def jobs_command(rest: str, manager: JobManager | None) -> StopJob | tuple[str, bool]:
-    """What ``/jobs REST`` means: a `StopJob`, or the text to show and whether it is an
-    error (the caller makes it a `Show`)."""
-    words = rest.split()
-    if not words:
-        return jobs_text(manager), False
-    if words[0] == "stop" and len(words) == 2:
-        return StopJob(words[1])
-    return USAGE, True
 
 
 async def stop_job(manager: JobManager, job_id: str) -> tuple[str, bool]:
@@ -83,4 +85,27 @@ async def stop_job(manager: JobManager, job_id: str) -> tuple[str, bool]:
     return f"job {job.id}: {job.describe()}", False
 
 
-__all__ = ["StopJob", "jobs_command", "jobs_text", "stop_job"]
+def _list(rest: str, ctx: CommandContext) -> Outcome:
+    if rest:
+        return Show("usage: /jobs (this session's background jobs) or /jobs stop ID", "error")
+    return Show(jobs_text(ctx.jobs))
+
+
+def _stop(rest: str, ctx: CommandContext) -> Outcome:
+    words = rest.split()
+    if len(words) != 1:
+        return Show("usage: /jobs stop ID (the ids are in /jobs)", "error")
+    return StopJob(words[0])
+
+
+def _running_ids(words: list[str], ctx: CommandContext) -> list[str]:
+    if len(words) != 1 or ctx.jobs is None:
+        return []
+    return [job.id for job in ctx.jobs.running() if job.id.startswith(words[0])]
+
+
+COMMANDS = (
+    SlashCommand("/jobs", "this session's background jobs (running, ended, exit codes)", _list),
+    SlashCommand("/jobs stop", "end a background job (SIGTERM to its whole process group, "
+                 "then SIGKILL)", _stop, args="ID", complete=_running_ids),
+)  # fmt: skip
