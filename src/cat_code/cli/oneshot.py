@@ -275,6 +275,8 @@ class _OneShotEvents(AgentEvents):
 
     def compacted(self, result: Compaction) -> None:
         self.show_notes()  # the compaction's note among them
+        if not result.applied:
+            return  # the conversation is as it was: no boundary
         metadata = {
             "trigger": "auto" if result.automatic else "manual",
             "pre_tokens": result.tokens_before,

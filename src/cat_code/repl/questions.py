@@ -115,9 +115,11 @@ class Questions:
                     show_url=self._show_url,
                 )
 
-    def _show_url(self, parts: tuple[str, str, str]) -> None:
-        head, host, rest = parts
-        self.console.print(Text.assemble("  ", (head, "dim"), (host, "bold yellow"), rest))
+    def _show_url(self, parts: tuple[str, str, str, str]) -> None:
+        head, subdomains, site, rest = parts  # the site: what the browser really visits
+        self.console.print(
+            Text.assemble("  ", (head, "dim"), (subdomains, "yellow"), (site, "bold yellow"), rest)
+        )
 
     async def trust_project(self, config: McpConfig) -> bool:
         """Name the project's servers waiting for approval and ask once whether to start
