@@ -15,7 +15,7 @@ import pytest
 from cat_code.host.jobs import JobRecord, JobState, load_all, settle_orphans
 from cat_code.host.jobs.orphans import KEEP_ENDED_S
 from cat_code.host.jobs.record import save
-from cat_code.host.run_records import command_line, run_dir, start_time
+from cat_code.host.state.run_records import command_line, run_dir, start_time
 
 pytestmark = pytest.mark.skipif(not Path("/proc/self/stat").exists(), reason="needs /proc")
 

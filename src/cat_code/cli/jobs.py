@@ -16,10 +16,10 @@ import time
 from datetime import UTC, datetime
 from typing import Any
 
+from cat_code.base.safe_text import safe_json, safe_line
 from cat_code.cli.options import Options
 from cat_code.host.jobs import JobRecord, jobs_dir, settle_orphans
 from cat_code.host.jobs.record import output_path
-from cat_code.host.safe_text import safe_json, safe_line
 from cat_code.host.status import one_line
 
 

@@ -13,8 +13,8 @@ import sys
 from collections.abc import Callable
 from typing import Any
 
+from cat_code.base.safe_text import safe_text
 from cat_code.host.notifications import NotificationQueue
-from cat_code.host.safe_text import safe_text
 
 
 class NotePrinter:

@@ -12,7 +12,8 @@ from __future__ import annotations
 
 import asyncio
 import logging
-from collections.abc import Callable
+from collections.abc import Callable, Iterable
+from pathlib import Path
 from typing import Any
 
 from prompt_toolkit import PromptSession
@@ -22,10 +23,11 @@ from rich.text import Text
 
 from cat_code.agent.permissions import Answer, RuleBook, server_of
 from cat_code.agent.transcript import compact_json
+from cat_code.agent.write_guard import question_notes
+from cat_code.base.safe_text import safe_line
 from cat_code.host.config.load import McpConfig
-from cat_code.host.config.trust import Decision, decide
-from cat_code.host.project_trust import project_content
-from cat_code.host.project_trust import record as record_content
+from cat_code.host.config.project_trust import project_content, record as record_content
+from cat_code.host.config.trust import TrustDecision, decide
 from cat_code.host.status import waiting_lines
 from cat_code.mcp.auth.callback import open_in_background
 from cat_code.mcp.errors import ConfigError
@@ -58,6 +60,8 @@ class Questions:
         self.view = view
         self._busy = busy
         self._lock = asyncio.Lock()
+        #: `Permissions.workspace`, for the notes on where a path really leads.
+        self.workspace: Callable[[], Iterable[Path]] | None = None
         self._prompt: PromptSession[str] | None = None
 
     async def question(self, message: str, default: str = "") -> str:
@@ -86,6 +90,8 @@ class Questions:
                         (compact_json(shown), "bright_black"),
                     )
                 )
+                for note in question_notes(tool, arguments, self.workspace):  # where links lead
+                    self.console.print(Text(f"  {safe_line(note)}", style="yellow"))
                 if change is not None:
                     self.console.print(change_diff(change), end="")
                 while True:
@@ -147,7 +153,7 @@ class Questions:
             )
             return False
         try:
-            decide(waiting, Decision.APPROVED)
+            decide(waiting, TrustDecision.APPROVED)
         except ConfigError as exc:
             self.console.print(error_line(str(exc)))
             return False
@@ -168,7 +174,7 @@ class Questions:
             self.console.print(note_line("not applied — cat-code project approve applies them"))
             return
         for content in waiting:
-            record_content(content, Decision.APPROVED)
+            record_content(content, TrustDecision.APPROVED)
         rules.reload()
         self.console.print(note_line("approved for this folder"))
 

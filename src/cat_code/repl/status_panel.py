@@ -13,7 +13,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from cat_code.agent.session import Session
-from cat_code.host.server import ServerState
+from cat_code.host.servers.server import ServerState
 from cat_code.repl.commands.jobs import jobs_text
 
 #: Servers the panel does not count: switched off, or refused by the user.

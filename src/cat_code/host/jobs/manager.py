@@ -11,7 +11,7 @@ a note is posted (the model is told, unless it ended the job itself or cat-code 
 exiting).
 
 Invariants: every job started is in the registry on disk before ``start`` returns, and
-its group is in the run records (`cat_code.host.run_records`), so the next cat-code ends
+its group is in the run records (`cat_code.host.state.run_records`), so the next cat-code ends
 it if this one is killed with SIGKILL. `end_all` (every way out) ends every running
 group and waits, bounded; `kill_now` (a hurried exit, and ``atexit``) sends SIGKILL at
 once. Nothing here runs on the event loop: the blocking calls are for threads.
@@ -40,7 +40,7 @@ from cat_code.host.jobs.record import (
     save,
 )
 from cat_code.host.notifications import LOG_NOTES, Note, NoteKind, NoteSink, Priority
-from cat_code.host.run_records import forget_group, record_group, refresh_group, start_time
+from cat_code.host.state.run_records import forget_group, record_group, refresh_group, start_time
 from cat_code.host.status import one_line
 from cat_code.mcp.transports.process_group import (
     has_live_member,
@@ -180,8 +180,8 @@ class JobManager:
         directory = self.directory
         try:
             if self._directory is None:
-                from cat_code.host.home import ensure_home
                 from cat_code.host.jobs.record import JOBS_DIR
+                from cat_code.host.state.home import ensure_home
 
                 ensure_home(JOBS_DIR)
             else:

@@ -1,6 +1,6 @@
 """Jobs a killed cat-code left: ended, and their records told so.
 
-A running job's group is in the run records (`cat_code.host.run_records`) like a stdio
+A running job's group is in the run records (`cat_code.host.state.run_records`) like a stdio
 server's, so the reaper every cat-code runs at its start ends it with the same
 pid-reuse guard: the group is signalled only when it is provably the recorded one.
 `settle_orphans` then brings the job registry up to date: a record still ``running``
@@ -20,7 +20,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from cat_code.host.jobs.record import JobRecord, JobState, load_all, remove, save
-from cat_code.host.run_records import reap, start_time
+from cat_code.host.state.run_records import reap, start_time
 
 logger = logging.getLogger(__name__)
 

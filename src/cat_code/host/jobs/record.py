@@ -21,7 +21,7 @@ from dataclasses import asdict, dataclass
 from pathlib import Path
 from typing import Any
 
-from cat_code.mcp.files import PRIVATE_FILE_MODE, atomic_write
+from cat_code.base.files import PRIVATE_FILE_MODE, atomic_write
 
 logger = logging.getLogger(__name__)
 
@@ -94,7 +94,7 @@ def _camel(name: str) -> str:
 
 def jobs_dir() -> Path:
     """``$CAT_CODE_HOME/jobs``: every background job's record and output."""
-    from cat_code.host.home import cat_code_home
+    from cat_code.host.state.home import cat_code_home
 
     return cat_code_home() / JOBS_DIR
 

@@ -1,6 +1,6 @@
 """`WithJobs`: a front end's `Servers` (what it closes on every way out) plus its jobs.
 
-`cat_code.host.shutdown.run_until_signal` closes what it is given on every way out
+`cat_code.host.servers.shutdown.run_until_signal` closes what it is given on every way out
 (the work done, Ctrl-D, ``/exit``, SIGINT/SIGTERM/SIGHUP, ``-p`` finishing); wrapping the
 MCP servers with the session's jobs makes that close end every running job's group too,
 at the same time as the servers close, and tell the user which (``tell``). A hurried
@@ -14,7 +14,7 @@ import logging
 from collections.abc import Callable
 
 from cat_code.host.jobs.manager import Job, JobManager
-from cat_code.host.shutdown import Servers
+from cat_code.host.servers.shutdown import Servers
 from cat_code.tools.threads import in_daemon_thread
 
 logger = logging.getLogger(__name__)

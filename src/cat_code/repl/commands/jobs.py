@@ -13,9 +13,9 @@ from dataclasses import dataclass
 
 from rich.text import Text
 
+from cat_code.base.safe_text import safe_line
 from cat_code.host.jobs import Job, JobManager
 from cat_code.host.jobs.manager import StoppedBy
-from cat_code.host.safe_text import safe_line
 from cat_code.host.status import one_line
 from cat_code.repl.commands.registry import (
     CommandContext,

@@ -209,7 +209,8 @@ class GrepTool(FileTool):
             except asyncio.CancelledError:
                 stop.set()
                 raise
-        hits = [h for h in hits if not guard.covers(h.path)]
+        if not query.single_file:  # a file named is checked already (`_query`)
+            hits = [h for h in hits if not guard.covers(h.path)]
         return ToolResult(self._format(query, hits, stats.truncated))
 
     def _search(
@@ -355,7 +356,7 @@ async def _ripgrep(rg: str, query: Query, context: int) -> list[FileHits] | None
             stderr=asyncio.subprocess.PIPE,
             start_new_session=True,
         )
-    except OSError as exc:
+    except (OSError, ValueError) as exc:  # ValueError: a NUL in the pattern
         logger.debug("ripgrep could not start: %s", exc)
         return None
     assert process.stdout is not None and process.stderr is not None
