@@ -109,7 +109,6 @@ class McpPool:
             publisher=self,
             closing=self._stop,
             restart_policy=self.restart_policy,
-            notes=self.notes,
         )
 
     @property

@@ -27,7 +27,7 @@ from typing import Any, Protocol, TypeVar
 
 from cat_code.host.config.load import ServerConfig
 from cat_code.host.mcp_tools.tool_adapter import McpTool
-from cat_code.host.notifications import LOG_NOTES, NoteKind, NoteSink, server_note
+from cat_code.host.notifications import NoteKind, NoteSink, server_note
 from cat_code.host.servers.connect import Connection, Connector
 from cat_code.host.servers.restarts import RestartBudget, RestartPolicy
 from cat_code.mcp.client import McpClient
@@ -155,6 +155,12 @@ class ToolPublisher(Protocol):
         """Unregister these tools."""
         ...
 
+    @property
+    def notes(self) -> NoteSink:
+        """Where the server tells what happens to it after its first start (lost,
+        restarted, given up, a sign-in needed, its tool list changed)."""
+        ...
+
 
 async def run_to_end(operations: set[asyncio.Task[Any]], work: Coroutine[Any, Any, _T]) -> _T:
     """Run ``work`` to its end even if the caller is cancelled; it stays in ``operations``
@@ -177,12 +183,9 @@ class McpServer:
         publisher: ToolPublisher,
         closing: asyncio.Event,
         restart_policy: RestartPolicy | None = None,
-        notes: NoteSink = LOG_NOTES,
     ) -> None:
         self.config = config
         self.name = config.name
-        #: Told what happens after the first start (the front ends report that one).
-        self._notes = notes
         self._connector = connector
         self._publisher = publisher
         #: Set by the pool when it closes: stops the owner task; nothing starts after it.
@@ -284,7 +287,7 @@ class McpServer:
                     self.error = login_hint(self.name)
                     logger.debug("%s: needs a sign-in", self.name)
                     if self.restarts:  # a restart's sign-in: the startup line said the first
-                        self._note(NoteKind.SIGN_IN_NEEDED, self.error)
+                        self._note(NoteKind.SIGN_IN_NEEDED, f"needs a sign-in ({self.error})")
                 else:
                     self._fail(describe_error(exc))
                     logger.debug("%s: failed: %s", self.name, self.error)
@@ -305,7 +308,7 @@ class McpServer:
         """The connection ended by itself: FAILED now, not at the next call or status."""
         if self._stopping or self._state is not ServerState.CONNECTED:
             return
-        self._note(NoteKind.SERVER_FAILED, f"MCP server '{self.name}' stopped: {reason}")
+        self._note(NoteKind.SERVER_FAILED, f"stopped: {reason}")
         self._fail(reason)
         self._healable = True
 
@@ -353,17 +356,13 @@ class McpServer:
         except asyncio.CancelledError:
             raise
         except Exception as exc:  # a boundary: whatever went wrong, the old list stays
-            logger.warning(
-                "%s: could not re-list tools after a change (keeping the old list): %s",
-                self.name,
-                describe_error(exc),
-            )
-            return
-        text = f"MCP server '{self.name}': tool list changed: {len(self.tools)} tool(s) now"
-        self._note(NoteKind.LIST_CHANGED, text)
+            why = describe_error(exc)
+            self._note(NoteKind.SERVER_FAILED, f"could not re-list its changed tools: {why}")
+            return  # (the old list stays)
+        self._note(NoteKind.LIST_CHANGED, f"tool list changed: {len(self.tools)} tool(s) now")
 
-    def _note(self, kind: NoteKind, text: str) -> None:
-        self._notes.post(server_note(kind, self.name, text))
+    def _note(self, kind: NoteKind, what: str) -> None:
+        self._publisher.notes.post(server_note(kind, self.name, f"MCP server '{self.name}' {what}"))
 
     def publish_tools(self) -> None:
         """Register the listed tools through the pool, in place of the old ones."""
@@ -452,11 +451,10 @@ class McpServer:
                 self.error = (
                     f"{self.error} — not restarted again after {self.budget.policy.describe()}"
                 )
-                self._note(
-                    NoteKind.SERVER_GAVE_UP,
-                    f"MCP server '{self.name}' stopped again: {self.error} (in the REPL, "
-                    f"/mcp restart {self.name} starts it)",
+                again = (
+                    f"stopped again: {self.error} (in the REPL, /mcp restart {self.name} starts it)"
                 )
+                self._note(NoteKind.SERVER_GAVE_UP, again)
                 return
             self.restarts += 1
             await self._relaunch(keep_tools=True)
@@ -464,11 +462,9 @@ class McpServer:
             # the budget lasts.
             self._healable = self._state is ServerState.FAILED
             if self._state is ServerState.CONNECTED:
-                text = f"MCP server '{self.name}' restarted ({self.restarts}× so far)"
-                self._note(NoteKind.SERVER_RESTARTED, text)
+                self._note(NoteKind.SERVER_RESTARTED, f"restarted ({self.restarts}× so far)")
             else:
-                text = f"MCP server '{self.name}' did not restart: {self.error}"
-                self._note(NoteKind.SERVER_FAILED, text)
+                self._note(NoteKind.SERVER_FAILED, f"did not restart: {self.error}")
 
     async def _relaunch(self, *, keep_tools: bool) -> None:
         """Stop the owner task and start a new one, then publish the tools.
