@@ -62,6 +62,17 @@ def group_alive(pgid: int) -> bool:
     return False
 
 
+def gone(pgid: int, timeout: float = 10.0) -> bool:
+    """Whether group ``pgid`` is gone within a bounded wait (a killed process needs the
+    scheduler to finish dying; on a loaded machine that is not at once)."""
+    deadline = time.monotonic() + timeout
+    while group_alive(pgid):
+        if time.monotonic() > deadline:
+            return False
+        time.sleep(0.02)
+    return True
+
+
 def records(home: Path) -> list[dict[str, Any]]:
     found = []
     for path in (home / "jobs").glob("*.json"):
@@ -135,7 +146,7 @@ def test_the_model_starts_a_server_keeps_working_and_is_told_when_the_job_ends(
         seen["id"],
         4,
     )
-    assert not group_alive(groups[0])
+    assert gone(groups[0])
 
 
 def test_a_job_still_running_when_p_finishes_is_ended_and_named(
@@ -161,7 +172,7 @@ def test_a_job_still_running_when_p_finishes_is_ended_and_named(
     [record] = records(cat_code_home)
     assert f"cat-code: ended background job {record['id']}: sh -c" in run.stderr
     assert record["state"] == "ended_at_exit"
-    assert not group_alive(groups[0])  # the child that ignored SIGTERM too
+    assert gone(groups[0])  # the child that ignored SIGTERM too
 
 
 @pytest.mark.parametrize("sig", [signal.SIGINT, signal.SIGTERM, signal.SIGHUP])
@@ -194,7 +205,7 @@ def test_a_signal_to_p_ends_its_running_job_and_names_it(
                 run.wait(10)
     assert run.returncode == 128 + sig.value, stderr
     assert f"ended background job {record['id']}: sleep 300" in stderr
-    assert not group_alive(record["pgid"])
+    assert gone(record["pgid"])
     assert records(cat_code_home)[0]["state"] == "ended_at_exit"
 
 
@@ -237,7 +248,7 @@ def test_the_next_cat_code_ends_the_job_of_one_killed_with_sigkill(
         stdin=subprocess.DEVNULL,
     )  # fmt: skip
     assert start_up.returncode == 0, start_up.stderr
-    assert not group_alive(record["pgid"])
+    assert gone(record["pgid"])
     # ... and the registry says so.
     listing = subprocess.run(
         [CAT_CODE, "jobs", "--json"], cwd=tmp_path, env=environment(tmp_path, api),
@@ -248,7 +259,7 @@ def test_the_next_cat_code_ends_the_job_of_one_killed_with_sigkill(
     [shown] = json.loads(listing.stdout)
     assert shown["id"] == record["id"] and shown["state"] == "orphan_ended"
     assert f"its cat-code (pid {owner.pid}) was killed" in shown["reason"]
-    assert not group_alive(record["pgid"])
+    assert gone(record["pgid"])
     assert list((cat_code_home / "run").glob("*.json")) == []
 
 
@@ -300,7 +311,7 @@ def test_the_repl_shows_the_end_at_once_keeps_the_typed_line_and_exit_ends_the_r
         finally:
             term.close()
     assert api.errors == []
-    assert not any(group_alive(pgid) for pgid in groups)
+    assert all(gone(pgid) for pgid in groups)
     states = sorted(record["state"] for record in records(cat_code_home))
     assert states == ["ended_at_exit", "exited"]
 
@@ -328,5 +339,5 @@ def test_a_closed_terminal_ends_the_repls_running_job(
             assert term.wait_for_exit() == 128 + signal.SIGHUP
         finally:
             term.close()
-    assert not group_alive(record["pgid"])
+    assert gone(record["pgid"])
     assert records(cat_code_home)[0]["state"] == "ended_at_exit"
