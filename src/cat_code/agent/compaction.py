@@ -6,10 +6,11 @@ of a long tool loop), from the model's latest message on, the prompt then restat
 the summary. The cut is always where the APIs allow a conversation to start: every tool
 call kept has its result, and no result is kept without its call. `summary_messages` is
 what the model is asked (long tool results cut, the oldest messages dropped to fit), and
-`rebuild` the conversation that goes on: one user message with the summary, then the
-latest exchange. The agent decides when (`Agent.compact`): on ``/compact``, when the last
-request used `THRESHOLD_PERCENT` of the context window, and once when the API answered
-that the prompt is too long. Sizes here are estimates (characters / 4), the same before
+`rebuild` the conversation that goes on: one user message with the summary (and what
+must outlive every compaction word for word: the open tasks), then the latest exchange.
+The agent decides when (`Agent.compact`): on ``/compact``, when the last request used
+`THRESHOLD_PERCENT` of the context window, and once when the API answered that the
+prompt is too long. Sizes here are estimates (characters / 4), the same before
 and after, so "saved" compares like with like.
 """
 
@@ -179,10 +180,13 @@ def _cut_results(message: Message) -> Message:
     return replace(message, tool_results=results)
 
 
-def rebuild(summary: str, cut: Plan) -> list[Message]:
-    """The conversation that goes on: the summary (and the latest prompt, when it is not
-    in the tail), then the tail as it was."""
+def rebuild(summary: str, cut: Plan, *, restated: str = "") -> list[Message]:
+    """The conversation that goes on: the summary, what the agent restates after every
+    compaction (``restated``: the open tasks), the latest prompt when it is not in the
+    tail, then the tail as it was."""
     head = f"{SUMMARY_HEAD}\n\n<summary>\n{summary.strip()}\n</summary>"
+    if restated.strip():
+        head += f"\n\n{restated.strip()}"
     if cut.prompt:
         head += f"\n\nThe user's latest request, still being worked on:\n{cut.prompt}"
     tail = list(cut.tail)

@@ -14,6 +14,10 @@ The conversation is saved as it goes (`SessionLog`, one file per conversation un
 ``$CAT_CODE_HOME/sessions/``); ``resume`` (``--continue`` / ``--resume``) goes on with a
 saved one, in its own file. `UsageMeter` adds up every request's tokens for ``/cost``
 and the ``-p`` JSON result; a new agent (``/model``) keeps the log and the meter.
+
+The task list (`TaskStore`, the four task tools) is the session's own, named by its id,
+unless ``$CAT_CODE_TASK_LIST`` names a shared one; the session file records which, so
+``--resume`` / ``/resume`` bring it back, and ``/clear`` starts an empty own list.
 """
 
 from __future__ import annotations
@@ -34,10 +38,13 @@ from cat_code.agent.providers import (
     resolve_model,
 )
 from cat_code.agent.system_prompt import build_system_prompt
+from cat_code.agent.task_tools import TASKS_GUIDANCE, session_task_list, task_tools
 from cat_code.host.config.load import McpConfig
 from cat_code.host.connect import ServerElicitationHandler
 from cat_code.host.pool import McpPool
 from cat_code.host.prestart import Prestarted
+from cat_code.host.tasks import TaskStore
+from cat_code.host.tasks.render import restatement
 from cat_code.mcp.roots import Roots
 from cat_code.tools.base import Tool
 from cat_code.tools.builtin import FileLedger, builtin_tools
@@ -109,6 +116,11 @@ class Session:
         self._resumed = resume
         if resume is not None:
             self.log.adopt(resume)
+        #: The task list the task tools keep (`use_task_list` picks it).
+        self.tasks = TaskStore(self.log.id)
+        self.use_task_list()
+        for tool in task_tools(self.tasks):
+            self.registry.register(tool)
         self.agent: Agent | None = None
         if self.provider is not None:
             self.agent = self.new_agent(self.provider)
@@ -125,6 +137,7 @@ class Session:
             events=self.events,
             log=self.log,
             meter=self.meter,
+            restate=self.restate_tasks,
         )
         if self._resumed is not None:  # the first agent goes on with the saved conversation
             agent.load(self._resumed.messages, self._resumed.found_tools)
@@ -156,15 +169,36 @@ class Session:
             self.agent.clear()
         self.ledger.forget_all()  # a new conversation has read nothing
         self.log.start_new()
+        self.use_task_list()
 
     def resume(self, loaded: LoadedSession) -> None:
         """Go on with a saved conversation, in its file (``/resume``)."""
         self.log.adopt(loaded)
+        self.use_task_list()
         self.ledger.forget_all()  # what was read then may have changed since
         if self.agent is not None:
             self.agent.load(loaded.messages, loaded.found_tools)
         else:
             self._resumed = loaded
+
+    def use_task_list(self) -> None:
+        """Point the task store at this conversation's list (shared, saved, or its own)
+        and record it in the session file."""
+        name = session_task_list(self.log.id, self.log.task_list)
+        self.log.use_task_list(name)
+        self.tasks.switch(name)
+        self.tasks.notify()
+
+    def restate_tasks(self) -> str:
+        """The open tasks, read afresh, for the model after a compaction."""
+        from cat_code.host.tasks import TaskError
+
+        try:
+            tasks = self.tasks.read()
+        except TaskError as exc:  # the last list read stands in
+            logger.warning("%s", exc)
+            tasks = self.tasks.snapshot
+        return restatement(tasks, self.tasks.name)
 
     def workspace(self) -> list[Path]:
         """Where the read-only file tools read without asking: the roots and saved output."""
@@ -221,6 +255,7 @@ class Session:
             memory=self.memory,
             append=self.append_system_prompt,
             skills=skills,
+            guidance=[TASKS_GUIDANCE],
         )
 
 
