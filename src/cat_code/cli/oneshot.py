@@ -17,7 +17,8 @@ process exits, with 128 + N. Everything printed, the answer included, goes throu
 ``stream-json`` prints one JSON object per line as things happen: a ``system``/``init``
 line first, an ``assistant`` line per model message (text and ``tool_use`` blocks), a
 ``user`` line per set of tool results (``tool_result`` blocks), and the same result
-object last (Claude Code's shapes). In both, stdout holds nothing else; stderr is as in
+object last (Claude Code's shapes), and a ``system``/``tasks`` line with the whole task
+list each time it changes. In both, stdout holds nothing else; stderr is as in
 text mode. A run that fails before it starts (no model, an empty prompt) still ends with
 a result object.
 
@@ -52,6 +53,7 @@ from cat_code.host.safe_text import safe_json, safe_text
 from cat_code.host.server import ServerState
 from cat_code.host.shutdown import run_until_signal
 from cat_code.host.status import declined_line
+from cat_code.host.tasks import Task
 from cat_code.tools.base import ToolResult
 
 logger = logging.getLogger(__name__)
@@ -131,6 +133,10 @@ class _Report:
                 "mcp_servers": servers,
             }
         )
+
+    def tasks(self, tasks: list[Task]) -> None:
+        """The task list, whole, each time it changed (stream-json)."""
+        self.line({"type": "system", "subtype": "tasks", "tasks": [t.to_json() for t in tasks]})
 
     def result(self, outcome: Outcome | None, error: str | None = None) -> None:
         """The result object, last (json and stream-json)."""
@@ -310,6 +316,7 @@ async def _run(
         resume=resumed,
     )
     report.session_id, report.meter = session.session_id, session.meter
+    session.tasks.listeners.append(report.tasks)
     for warning in resumed.warnings if resumed is not None else ():
         _say(f"cat-code: warning: {warning}")
     provider, agent = session.provider, session.agent

@@ -13,6 +13,7 @@ from pathlib import Path
 from typing import Any
 
 from cat_code import __version__
+from cat_code.cli.tasks import add_tasks_parser
 
 EPILOG = """\
 MCP servers come from $CAT_CODE_HOME/mcp.json (default ~/.cat-code/mcp.json) and
@@ -37,6 +38,7 @@ examples:
   cat-code -p "summarise README.md"       run the agent once (needs a model API key)
   cat-code --continue                     go on with this folder's latest conversation
   cat-code sessions                       list this folder's saved conversations
+  cat-code tasks [--list NAME]            print a task list (the model's steps of work)
 
 models: ANTHROPIC_API_KEY (and ANTHROPIC_BASE_URL) for anthropic:<model>;
 OPENAI_API_KEY or OPENAI_BASE_URL (Ollama, llama.cpp, vLLM) for openai:<model>.
@@ -155,6 +157,7 @@ def build_parser() -> argparse.ArgumentParser:
         "--json", action="store_true",
         help="print a JSON array of {id, last_use, turns, first_prompt, path}",
     )  # fmt: skip
+    add_tasks_parser(commands)
     mcp = commands.add_parser(
         "mcp", help="inspect and call the configured MCP servers (no model needed)",
         description="Inspect and call the configured MCP servers. No model or API key needed.",

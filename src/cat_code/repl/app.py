@@ -105,6 +105,7 @@ from cat_code.repl.render import (
     make_console,
     note_line,
 )
+from cat_code.repl.task_panel import TaskPanel
 
 logger = logging.getLogger(__name__)
 
@@ -209,6 +210,8 @@ class Repl:
         self._ask_lock = asyncio.Lock()
         self._session: PromptSession[str] | None = None
         self._questions: PromptSession[str] | None = None
+        #: The task list above the prompt while a task is open (Ctrl-T, /tasks).
+        self.task_panel = TaskPanel(self.session.tasks)
 
     # The session owns the model and its agent (``/model`` switches them there): read
     # through, never copied, so ``/clear`` and ``/resume`` act on the agent in use.
@@ -232,8 +235,9 @@ class Repl:
             history=_history(),
             completer=_SlashCompleter(self),
             complete_while_typing=True,
-            key_bindings=_key_bindings(),
+            key_bindings=(bindings := _key_bindings()),
         )
+        self.task_panel.bind(bindings)
         self._questions = PromptSession()
         self._banner()
         if self.resumed is not None:
@@ -341,7 +345,9 @@ class Repl:
             try:
                 with patch_stdout(raw=True):
                     line = await self._session.prompt_async(
-                        PROMPT, prompt_continuation="  ", handle_sigint=False
+                        lambda: self.task_panel.message(PROMPT),
+                        prompt_continuation="  ",
+                        handle_sigint=False,
                     )
             except KeyboardInterrupt:
                 continue  # Ctrl-C at the prompt clears the line, like a shell
@@ -383,6 +389,7 @@ class Repl:
             memory=self.session.memory,
             status=self._status_text,
             cost=self.session.meter.describe,
+            tasks=self.task_panel.full_text,
         )
 
     def _status_text(self) -> str:

@@ -173,6 +173,8 @@ class CommandContext:
     status: Callable[[], str] = field(default=lambda: "no session")
     #: The lines of /cost (tokens and dollars so far).
     cost: Callable[[], str] = field(default=lambda: "no model requests yet")
+    #: The lines of /tasks (the task list, read afresh).
+    tasks: Callable[[], str] = field(default=lambda: "no task list")
 
 
 #: name → (arguments, one-line help), in /help order.
@@ -206,6 +208,7 @@ COMMANDS: dict[str, tuple[str, str]] = {
     "/memory": ("", "the memory files (AGENTS.md) in the system prompt"),
     "/status": ("", "this session: its id and file, the model, how full the context is"),
     "/cost": ("", "the tokens this session used (input, output, cache) and what they cost"),
+    "/tasks": ("", "the model's task list (Ctrl-T hides or shows it above the prompt)"),
     "/compact": ("[WHAT TO KEEP]", "replace the conversation so far with a summary of it "
                  "(frees the context window)"),
     "/resume": ("[ID|N]", "go on with a saved conversation of this folder (lists them)"),
@@ -215,7 +218,8 @@ COMMANDS: dict[str, tuple[str, str]] = {
 
 KEYS_HELP = """\
 keys: Enter sends · Esc Enter (or a trailing \\) starts a new line · Ctrl-C cancels the \
-running turn · Ctrl-D on an empty line quits · ↑/↓ history · Tab completes"""
+running turn · Ctrl-D on an empty line quits · Ctrl-T hides or shows the tasks · ↑/↓ \
+history · Tab completes"""
 
 
 def is_command(line: str) -> bool:
@@ -238,6 +242,8 @@ def handle_command(line: str, ctx: CommandContext) -> Action:
         return Show(ctx.status())
     if name == "/cost":
         return Show(ctx.cost())
+    if name == "/tasks":
+        return Show(ctx.tasks())
     if name == "/compact":
         return Compact(rest)
     if name == "/resume":
@@ -268,7 +274,7 @@ def handle_command(line: str, ctx: CommandContext) -> Action:
 
 _COMMAND_NAMES = (
     "/help", "/exit", "/quit", "/clear", "/tools", "/model", "/mcp", "/add-dir", "/permissions",
-    "/memory", "/status", "/cost", "/compact", "/resume",
+    "/memory", "/status", "/cost", "/compact", "/resume", "/tasks",
 )  # fmt: skip
 _MANAGE_VERBS: dict[str, Literal["restart", "disable", "enable"]] = {
     "restart": "restart",

@@ -1,0 +1,64 @@
+"""The task panel: the model's task list drawn above the REPL's prompt while a task is open.
+
+The panel is part of the prompt's message, so prompt_toolkit redraws it with the prompt
+and it never breaks what the user is typing. It reads the store's last snapshot (no disk
+access while drawing): the running task shows its ``activeForm``, the rest their subject,
+at most `render.PANEL_TASKS` of them. Ctrl-T hides or shows it (`bind`); once no task is
+open it is gone by itself. ``/tasks`` prints the whole list (`TaskPanel.full_text`).
+"""
+
+from __future__ import annotations
+
+from prompt_toolkit.formatted_text import FormattedText
+from prompt_toolkit.key_binding import KeyBindings, KeyPressEvent
+
+from cat_code.host.tasks import TaskError, TaskStore
+from cat_code.host.tasks.render import list_lines, panel_lines
+
+#: The key that hides or shows the panel (Claude Code's).
+TOGGLE_KEY = "c-t"
+_PANEL_STYLE = "fg:ansibrightblack"
+_RUNNING_STYLE = "bold"
+
+
+class TaskPanel:
+    """What the prompt shows of ``store``'s list; ``visible`` is Ctrl-T's switch."""
+
+    def __init__(self, store: TaskStore) -> None:
+        self.store = store
+        self.visible = True
+
+    def message(self, prompt: str) -> FormattedText:
+        """The prompt's message: the panel's lines (when shown and a task is open), then
+        ``prompt``."""
+        parts: list[tuple[str, str]] = []
+        if self.visible:
+            for line in panel_lines(self.store.snapshot, self.store.name):
+                running = line.lstrip().startswith("▶")
+                parts.append((_RUNNING_STYLE if running else _PANEL_STYLE, line + "\n"))
+        parts.append(("", prompt))
+        return FormattedText(parts)
+
+    def toggle(self) -> None:
+        self.visible = not self.visible
+
+    def bind(self, bindings: KeyBindings) -> None:
+        """Ctrl-T on ``bindings``: hide or show the panel, redrawn at once."""
+
+        @bindings.add(TOGGLE_KEY)
+        def _toggle(event: KeyPressEvent) -> None:
+            self.toggle()
+            event.app.invalidate()
+
+    def full_text(self) -> str:
+        """``/tasks``: the whole list, read afresh (another process may share it)."""
+        try:
+            tasks = self.store.read()
+        except TaskError as exc:
+            return f"cannot read the task list: {exc}"
+        self.store.notify()
+        shown = "" if self.visible else "\n(the panel above the prompt is hidden: Ctrl-T shows it)"
+        return "\n".join(list_lines(tasks, self.store.name)) + shown
+
+
+__all__ = ["TOGGLE_KEY", "TaskPanel"]
