@@ -126,7 +126,7 @@ async def test_the_task_tools_never_ask_for_permission() -> None:
 
     async def asker(tool: Tool, arguments: dict[str, Any]) -> Answer:
         asked.append(tool.name)
-        return Answer.DENY
+        return Answer.NO
 
     store = TaskStore("quiet")
     calls = [

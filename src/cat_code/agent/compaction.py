@@ -55,6 +55,10 @@ SUMMARY_REQUEST = (
 SUMMARY_HEAD = (
     "This session was compacted: the earlier messages were replaced by this summary of them."
 )
+#: Where the head of a compacted conversation puts the user's latest prompt: a later
+#: compaction takes the prompt from there instead of nesting the whole head (whose
+#: summary and restated tasks are stale by then) inside the next one.
+LATEST_PROMPT = "The user's latest request, still being worked on:"
 
 
 def context_window(model: str, environ: Mapping[str, str] | None = None) -> int:
@@ -131,11 +135,20 @@ def plan(messages: Sequence[Message], window: int) -> Plan | None:
         None,
     )
     if last_answer is not None and (prompt_at is None or last_answer > prompt_at):
-        prompt = messages[prompt_at].text if prompt_at is not None else None
+        prompt = _prompt_text(messages[prompt_at].text) if prompt_at is not None else None
         return Plan(messages[:last_answer], messages[last_answer:], prompt)
     if prompt_at is not None and prompt_at > 0 and _pure_prompt(messages[prompt_at]):
         return Plan(messages[:prompt_at], messages[prompt_at:])
     return None
+
+
+def _prompt_text(text: str) -> str | None:
+    """The prompt in ``text``: a compaction's head gives the prompt it restated (None if
+    it had none); any other message is the prompt itself."""
+    if not text.startswith(SUMMARY_HEAD):
+        return text
+    _, marker, prompt = text.partition(f"\n\n{LATEST_PROMPT}\n")
+    return prompt if marker else None
 
 
 def summary_messages(older: Sequence[Message], window: int, instructions: str) -> list[Message]:
@@ -188,10 +201,10 @@ def rebuild(summary: str, cut: Plan, *, restated: str = "") -> list[Message]:
     if restated.strip():
         head += f"\n\n{restated.strip()}"
     if cut.prompt:
-        head += f"\n\nThe user's latest request, still being worked on:\n{cut.prompt}"
+        head += f"\n\n{LATEST_PROMPT}\n{cut.prompt}"
     tail = list(cut.tail)
     if tail and _pure_prompt(tail[0]):
-        return [UserMessage(text=f"{head}\n\n{tail[0].text}"), *tail[1:]]
+        return [UserMessage(text=f"{head}\n\n{LATEST_PROMPT}\n{tail[0].text}"), *tail[1:]]
     return [UserMessage(text=head), *tail]
 
 
@@ -212,6 +225,7 @@ def outline(older: Sequence[Message]) -> str:
 
 __all__ = [
     "AUTO_ENV",
+    "LATEST_PROMPT",
     "WINDOW_ENV",
     "Compaction",
     "Plan",

@@ -5,13 +5,16 @@ files, so they never ask), all four on one `TaskStore`. Arguments are checked he
 turned into the store's types; every `TaskError` (an unknown id, a self-dependency, a
 cycle, a bad status, a folder that cannot be written) becomes an error result the model
 reads, and the turn goes on. The store works on a daemon thread (it locks and reads
-files); when it is done, `TaskStore.notify` runs on the loop, so the REPL's panel and
-stream-json hear of the change on their own thread. ``task_list`` and ``task_get`` answer
-in JSON; the changes answer in a sentence that says what changed and what it unblocked.
+files), one call at a time in the order the model asked (tasks created in one message
+get their ids in that order); when it is done, `TaskStore.notify` runs on the loop, so
+the REPL's panel and stream-json hear of the change on their own thread. ``task_list``
+and ``task_get`` answer in JSON; the changes answer in a sentence that says what
+changed and what it unblocked.
 """
 
 from __future__ import annotations
 
+import asyncio
 import json
 import logging
 from collections.abc import Callable
@@ -84,14 +87,17 @@ def _metadata(arguments: dict[str, Any]) -> dict[str, Any] | None:
 class _TaskTool(Tool):
     read_only = True  # cat-code's own list: never the user's files, never a question
 
-    def __init__(self, store: TaskStore) -> None:
+    def __init__(self, store: TaskStore, order: asyncio.Lock | None = None) -> None:
         self.store = store
+        #: Shared by the four tools: calls of one message run in the order asked (FIFO).
+        self._order = order or asyncio.Lock()
 
     async def _run(self, work: Callable[[], _T]) -> _T:
-        try:
-            return await in_daemon_thread(work, name=f"{self.name}")
-        finally:
-            self.store.notify()
+        async with self._order:
+            try:
+                return await in_daemon_thread(work, name=self.name)
+            finally:
+                self.store.notify()
 
     async def execute(
         self, arguments: dict[str, Any], *, progress: ProgressCallback | None = None
@@ -258,7 +264,9 @@ def session_task_list(session_id: str, saved: str | None) -> str:
 
 def task_tools(store: TaskStore) -> list[Tool]:
     """The four task tools on ``store``, in the order they are registered."""
-    return [TaskCreateTool(store), TaskUpdateTool(store), TaskGetTool(store), TaskListTool(store)]
+    order = asyncio.Lock()
+    kinds = (TaskCreateTool, TaskUpdateTool, TaskGetTool, TaskListTool)
+    return [kind(store, order) for kind in kinds]
 
 
 __all__ = [
