@@ -64,6 +64,23 @@ class Task:
     created_at: str = field(default_factory=now_iso)
     updated_at: str = field(default_factory=now_iso)
 
+    def copy(self) -> Task:
+        """A copy whose lists and metadata can change without touching this one."""
+        return Task(
+            self.id,
+            self.subject,
+            self.description,
+            self.active_form,
+            self.status,
+            list(self.blocked_by),
+            list(self.blocks),
+            self.owner,
+            dict(self.metadata),
+            self.worktree,
+            self.created_at,
+            self.updated_at,
+        )
+
     @property
     def is_open(self) -> bool:
         return self.status in OPEN_STATUSES

@@ -117,7 +117,9 @@ class TaskStore:
         self._notified: list[dict[str, Any]] | None = None
         self._unblocked: list[tuple[str, Task, list[Task]]] = []
         self._guard = threading.Lock()  # snapshot and pending notes, across threads
-        self._warned: set[Path] = set()
+        self._warned: set[str] = set()
+        #: Each task file's (inode, mtime, size) when last read, and its task.
+        self._cache: dict[str, tuple[tuple[int, int, int], Task]] = {}
         self._highest_named = 0
 
     @property
@@ -299,7 +301,7 @@ class TaskStore:
             else:
                 hold = contextlib.nullcontext()
             with hold:
-                tasks = self._read_all(folder)
+                tasks = self._read_all(folder, to_change=create)
                 yield tasks
         except FileLockTimeout as exc:
             raise TaskStoreUnavailable(folder, str(exc)) from exc
@@ -311,36 +313,46 @@ class TaskStore:
         with self._guard:
             self.snapshot = tasks
 
-    def _read_all(self, folder: Path) -> dict[int, Task]:
-        """Every readable task by id; the highest id any file's name holds is kept for
-        `_next_id` (a corrupt file's id is not reused either)."""
+    def _read_all(self, folder: Path, *, to_change: bool) -> dict[int, Task]:
+        """Every readable task by id (copies, when ``to_change``: the cached ones are
+        never changed); the highest id any file's name holds is kept for `_next_id` (a
+        corrupt file's id is not reused either)."""
         tasks: dict[int, Task] = {}
         highest = 0
+        cache: dict[str, tuple[tuple[int, int, int], Task]] = {}
         with os.scandir(folder) as entries:
-            names = [e.name for e in entries]
-        for name in names:
-            match = _TASK_FILE.match(name)
-            if match is None:
-                continue
-            task_id = int(match.group(1))
+            found = [(e.name, e.path) for e in entries if _TASK_FILE.match(e.name)]
+        for name, where in found:
+            task_id = int(name.removesuffix(".json"))
             highest = max(highest, task_id)
-            path = folder / name
             try:
-                task = self._read_one(path, task_id)
+                info = os.stat(where)
+                # Every write replaces the file, so a new inode: a file unchanged since
+                # the last read is not read again (1,000 tasks: one stat each).
+                key = (info.st_ino, info.st_mtime_ns, info.st_size)
+                known = self._cache.get(where)
+                task = known[1] if known is not None and known[0] == key else None
+                if task is None:
+                    task = self._read_one(Path(where), task_id)
+                cache[where] = (key, task)
             except FileNotFoundError:
                 continue  # removed by hand while we listed: it is simply not there
             except (CorruptTask, OSError) as exc:
-                if path not in self._warned:
-                    self._warned.add(path)
+                if where not in self._warned:
+                    self._warned.add(where)
                     logger.warning("skipped a task file that cannot be read: %s", exc)
                 continue
-            tasks[task.id] = task
+            tasks[task_id] = task.copy() if to_change else task
+        self._cache = cache
         self._highest_named = highest
         return dict(sorted(tasks.items()))
 
     def _read_one(self, path: Path, task_id: int) -> Task:
-        with path.open("rb") as file:
-            raw = file.read(MAX_TASK_FILE_BYTES + 1)
+        fd = os.open(path, os.O_RDONLY | os.O_CLOEXEC)
+        try:
+            raw = os.read(fd, MAX_TASK_FILE_BYTES + 1)
+        finally:
+            os.close(fd)
         if len(raw) > MAX_TASK_FILE_BYTES:
             raise CorruptTask(path, "larger than a task file can be")
         try:
