@@ -189,6 +189,10 @@ class Session:
         self.tasks.switch(name)
         self.tasks.notify()
 
+    def shared_task_list(self) -> str | None:
+        """The task list's name when it is not this session's own (a shared one)."""
+        return None if self.tasks.name == self.log.id else self.tasks.name
+
     def restate_tasks(self) -> str:
         """The open tasks, read afresh, for the model after a compaction."""
         from cat_code.host.tasks import TaskError

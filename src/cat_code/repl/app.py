@@ -211,7 +211,7 @@ class Repl:
         self._session: PromptSession[str] | None = None
         self._questions: PromptSession[str] | None = None
         #: The task list above the prompt while a task is open (Ctrl-T, /tasks).
-        self.task_panel = TaskPanel(self.session.tasks)
+        self.task_panel = TaskPanel(self.session.tasks, self.session.shared_task_list)
 
     # The session owns the model and its agent (``/model`` switches them there): read
     # through, never copied, so ``/clear`` and ``/resume`` act on the agent in use.

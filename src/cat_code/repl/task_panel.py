@@ -9,6 +9,9 @@ open it is gone by itself. ``/tasks`` prints the whole list (`TaskPanel.full_tex
 
 from __future__ import annotations
 
+from collections.abc import Callable
+
+from prompt_toolkit.application.current import get_app
 from prompt_toolkit.formatted_text import FormattedText
 from prompt_toolkit.key_binding import KeyBindings, KeyPressEvent
 
@@ -22,18 +25,22 @@ _RUNNING_STYLE = "bold"
 
 
 class TaskPanel:
-    """What the prompt shows of ``store``'s list; ``visible`` is Ctrl-T's switch."""
+    """What the prompt shows of ``store``'s list; ``visible`` is Ctrl-T's switch.
+    ``shared_name``: the list's name when it is not the session's own (then shown)."""
 
-    def __init__(self, store: TaskStore) -> None:
+    def __init__(self, store: TaskStore, shared_name: Callable[[], str | None]) -> None:
         self.store = store
         self.visible = True
+        self._shared_name = shared_name
 
     def message(self, prompt: str) -> FormattedText:
         """The prompt's message: the panel's lines (when shown and a task is open), then
         ``prompt``."""
         parts: list[tuple[str, str]] = []
-        if self.visible:
-            for line in panel_lines(self.store.snapshot, self.store.name):
+        # Once the line is sent, the prompt is drawn a last time for the scrollback:
+        # without the panel, so the transcript is not one copy of the list per prompt.
+        if self.visible and not get_app().is_done:
+            for line in panel_lines(self.store.snapshot, self._shared_name()):
                 running = line.lstrip().startswith("▶")
                 parts.append((_RUNNING_STYLE if running else _PANEL_STYLE, line + "\n"))
         parts.append(("", prompt))
@@ -58,7 +65,7 @@ class TaskPanel:
             return f"cannot read the task list: {exc}"
         self.store.notify()
         shown = "" if self.visible else "\n(the panel above the prompt is hidden: Ctrl-T shows it)"
-        return "\n".join(list_lines(tasks, self.store.name)) + shown
+        return "\n".join(list_lines(tasks, self._shared_name())) + shown
 
 
 __all__ = ["TOGGLE_KEY", "TaskPanel"]

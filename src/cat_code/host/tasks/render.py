@@ -66,22 +66,24 @@ def task_line(task: Task, by_id: Mapping[int, Task]) -> str:
     return safe_line(f"{_MARK[task.status]} #{task.id} {text}{tail}")
 
 
-def summary_line(tasks: Sequence[Task], list_name: str) -> str:
+def summary_line(tasks: Sequence[Task], list_name: str | None) -> str:
+    """``tasks (NAME): 2 of 5 done``; the name left out for a session's own list (None)."""
     shown = [t for t in tasks if t.status is not TaskStatus.DELETED]
     done = sum(t.status is TaskStatus.COMPLETED for t in shown)
-    return safe_line(f"tasks ({list_name}): {done} of {len(shown)} done")
+    named = f" ({list_name})" if list_name else ""
+    return safe_line(f"tasks{named}: {done} of {len(shown)} done")
 
 
-def list_lines(tasks: Sequence[Task], list_name: str) -> list[str]:
+def list_lines(tasks: Sequence[Task], list_name: str | None) -> list[str]:
     """``/tasks`` and ``cat-code tasks``: a summary line, then every task."""
     shown = [t for t in tasks if t.status is not TaskStatus.DELETED]
     if not shown:
-        return [safe_line(f"no tasks in list '{list_name}'")]
+        return [safe_line(f"no tasks in list '{list_name}'" if list_name else "no tasks yet")]
     by_id = {t.id: t for t in shown}
     return [summary_line(shown, list_name), *(f"  {task_line(t, by_id)}" for t in shown)]
 
 
-def panel_lines(tasks: Sequence[Task], list_name: str) -> list[str]:
+def panel_lines(tasks: Sequence[Task], list_name: str | None) -> list[str]:
     """The panel above the prompt: nothing when no task is open; else the summary, the
     tasks in progress, then the open ones, then the latest done, `PANEL_TASKS` at most."""
     shown = [t for t in tasks if t.status is not TaskStatus.DELETED]
