@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import json
 import os
+import subprocess
 import sys
 from collections.abc import Iterator
 from pathlib import Path
@@ -37,9 +38,10 @@ def repl(tmp_path: Path, api: ScriptedModelApi) -> Iterator[Any]:
     config = tmp_path / "mcp.json"
     config.write_text(json.dumps({"mcpServers": {}}))
 
-    def start(*args: str) -> Terminal:
+    def start(*args: str, **extra_env: str) -> Terminal:
         env = {k: v for k, v in os.environ.items() if k not in _MODEL_VARS}
         env.update(HOME=str(tmp_path), ANTHROPIC_API_KEY="test-key", ANTHROPIC_BASE_URL=api.url)
+        env.update(extra_env)
         argv = ["--mcp-config", str(config), "--model", "anthropic:claude-sonnet-4-5", *args]
         terminals.append(Terminal(CAT_CODE, argv, env=env, cwd=REPO))
         terminals[-1].wait_for(PROMPT)
@@ -122,3 +124,25 @@ def test_continue_in_the_repl_brings_the_list_back_above_the_prompt(
     assert "▶ #1 Migrating the database" in again.screen
     again.type("/exit")
     assert again.wait_for_exit() == 0
+
+
+def test_a_shared_list_changed_by_another_process_shows_at_the_next_prompt(
+    repl: Any, api: ScriptedModelApi
+) -> None:
+    term = repl(CAT_CODE_TASK_LIST="shared-plan")
+    other = subprocess.run(
+        [
+            sys.executable, "-c",
+            "from cat_code.host.tasks import TaskStore, TaskStatus\n"
+            "store = TaskStore('shared-plan')\n"
+            "store.create('Review the patch', active_form='Reviewing the patch')\n"
+            "store.update(1, status=TaskStatus.IN_PROGRESS)\n",
+        ],
+        capture_output=True, text=True, timeout=60,
+    )  # fmt: skip
+    assert other.returncode == 0, other.stderr
+    term.type("")  # an empty line: the prompt again, the list read again before it
+    term.wait_for("tasks (shared-plan): 0 of 1 done")
+    term.wait_for("▶ #1 Reviewing the patch")
+    term.type("/exit")
+    assert term.wait_for_exit() == 0

@@ -342,6 +342,7 @@ class Repl:
     async def _read_eval_loop(self) -> None:
         assert self._session is not None
         while True:
+            await self.task_panel.refresh()  # a shared list may have moved on
             try:
                 with patch_stdout(raw=True):
                     line = await self._session.prompt_async(

@@ -1,14 +1,17 @@
 """The task panel: the model's task list drawn above the REPL's prompt while a task is open.
 
 The panel is part of the prompt's message, so prompt_toolkit redraws it with the prompt
-and it never breaks what the user is typing. It reads the store's last snapshot (no disk
-access while drawing): the running task shows its ``activeForm``, the rest their subject,
-at most `render.PANEL_TASKS` of them. Ctrl-T hides or shows it (`bind`); once no task is
-open it is gone by itself. ``/tasks`` prints the whole list (`TaskPanel.full_text`).
+and it never breaks what the user is typing. Before each prompt the list is read again
+(`refresh`: another process may share it); drawing reads that snapshot, never the disk.
+The running task shows its ``activeForm``, the rest their subject, at most
+`render.PANEL_TASKS` of them. Ctrl-T hides or shows it (`bind`); once no task is open it
+is gone by itself. ``/tasks`` prints the whole list (`TaskPanel.full_text`).
 """
 
 from __future__ import annotations
 
+import asyncio
+import logging
 from collections.abc import Callable
 
 from prompt_toolkit.application.current import get_app
@@ -17,9 +20,15 @@ from prompt_toolkit.key_binding import KeyBindings, KeyPressEvent
 
 from cat_code.host.tasks import TaskError, TaskStore
 from cat_code.host.tasks.render import list_lines, panel_lines
+from cat_code.tools.threads import in_daemon_thread
+
+logger = logging.getLogger(__name__)
 
 #: The key that hides or shows the panel (Claude Code's).
 TOGGLE_KEY = "c-t"
+#: Reading the list before a prompt waits at most this long (a lock held elsewhere):
+#: the prompt must not wait on another process; the last list read is shown instead.
+REFRESH_TIMEOUT_S = 0.5
 _PANEL_STYLE = "fg:ansibrightblack"
 _RUNNING_STYLE = "bold"
 
@@ -45,6 +54,16 @@ class TaskPanel:
                 parts.append((_RUNNING_STYLE if running else _PANEL_STYLE, line + "\n"))
         parts.append(("", prompt))
         return FormattedText(parts)
+
+    async def refresh(self) -> None:
+        """Read the list again before a prompt (another process may share it): on a
+        thread, bounded; on failure the last list read stays."""
+        try:
+            async with asyncio.timeout(REFRESH_TIMEOUT_S):
+                await in_daemon_thread(self.store.read, name="task-panel")
+        except (TimeoutError, TaskError) as exc:
+            logger.debug("the task list was not read again: %s", exc)
+        self.store.notify()
 
     def toggle(self) -> None:
         self.visible = not self.visible
