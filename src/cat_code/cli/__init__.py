@@ -2,9 +2,10 @@
 
 ``cat-code`` starts the REPL, ``cat-code -p PROMPT`` runs the agent once, and
 ``cat-code mcp list|tools|call|login|logout`` inspect, use and sign in to the configured
-MCP servers without a model; ``cat-code sessions`` lists the saved conversations. Parsing
-happens here; each mode is imported only when chosen, so ``--help`` and the ``mcp``
-commands never import the model client or the terminal UI.
+MCP servers without a model; ``cat-code sessions`` lists the saved conversations and
+``cat-code tasks`` prints a task list. Parsing happens here; each mode is imported only
+when chosen, so ``--help`` and the ``mcp`` commands never import the model client or the
+terminal UI.
 
 `run` is the program (the ``cat-code`` script, ``python -m cat_code``): `main`, and
 then, for ``-p`` and the ``mcp`` verbs, an exit that skips the interpreter's teardown
