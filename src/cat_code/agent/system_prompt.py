@@ -60,7 +60,7 @@ def build_system_prompt(
     for paragraph in guidance:  # how to use tools beyond the file tools (tasks, ...)
         text += f"\n\n{paragraph}"
     for memory_file in memory:
-        if memory_file.text.strip():
+        if memory_file.refused is None and memory_file.text.strip():
             cut = " (cut)" if memory_file.cut else ""
             whose = "the user's" if memory_file.scope is MemoryScope.USER else "the project's"
             text += (

@@ -39,10 +39,12 @@ from cat_code.host.config.masking import (
     written_target,
     written_word,
 )
+from cat_code.host.config.names import clashing, tool_prefix
+from cat_code.host.config.reach import entry_reach
 from cat_code.host.config.trust import APPROVALS_FILE, Decision, TrustStore
 from cat_code.host.home import cat_code_home
 from cat_code.mcp.errors import ConfigError
-from cat_code.mcp.files import JsonTooDeep, parse_json
+from cat_code.mcp.files import JsonTooDeep, parse_json, read_bounded
 from cat_code.mcp.versions import PROTOCOL_VERSIONS
 
 if TYPE_CHECKING:  # imported when an entry has an ``oauth`` block: stdio runs never load it
@@ -201,6 +203,8 @@ class WaitingServer:
     type: str
     target: str
     rejected: bool = False
+    #: The variables it would expand and the files it would read, by name (`entry_reach`).
+    reach: str = ""
 
     @property
     def hint(self) -> str:
@@ -275,6 +279,7 @@ def load_config(
             unreadable.append(path)
             continue
         scope = Scope.PROJECT if path is project else Scope.USER
+        users = list(entries)  # the project file comes last: what is read so far is the user's
         # The approvals file read once per project file, not once per entry.
         decided = (
             store.decisions(path.parent) if scope is Scope.PROJECT and not trust_project else None
@@ -288,6 +293,14 @@ def load_config(
                         f"own server in {mine.source}, which stays (rename it in {path} to use it)"
                     )
                     continue
+                alike = clashing(name, users)
+                if alike is not None:  # echo.srv beside echo_srv: one name to every rule
+                    notices.append(
+                        f"{path}: project server '{name}' is not used: its tools would be named "
+                        f"like those of your own server '{alike}' ({tool_prefix(alike)}…) in "
+                        f"{entries[alike].source}, which stays (rename it in {path} to use it)"
+                    )
+                    continue
                 decision = None if decided is None else decided(name, raw)
                 if decided is not None and decision is not Decision.APPROVED:
                     entries[name] = WaitingServer(
@@ -296,6 +309,7 @@ def load_config(
                         type=_guess_type(raw),
                         target=written_target(raw),
                         rejected=decision is Decision.REJECTED,
+                        reach=entry_reach(raw),
                     )
                     continue
             # Re-inserting moves the entry to the end: the winner keeps a stable order.
@@ -333,11 +347,12 @@ def _read_file(path: Path, warnings: list[str]) -> dict[str, Any] | None:
     file exists but cannot be used."""
     try:
         # utf-8-sig: JSON parsers may ignore a byte order mark (RFC 8259), editors add one.
-        text = path.read_text(encoding="utf-8-sig")
+        text = read_bounded(path).decode("utf-8-sig")
     except FileNotFoundError:
         return {}
     except (OSError, UnicodeDecodeError) as exc:
-        warnings.append(f"{path}: cannot read MCP config: {exc}; ignoring it")
+        reason = exc.strerror if isinstance(exc, OSError) and exc.strerror else exc
+        warnings.append(f"{path}: cannot read MCP config: {reason}; ignoring it")
         return None
     if not text.strip():
         return {}
@@ -643,7 +658,7 @@ def _parse_oauth(
     if key_file is not None:
         key_path = cwd / Path(key_file).expanduser()
         try:
-            key_pem = key_path.read_text(encoding="utf-8")
+            key_pem = read_bounded(key_path).decode("utf-8")
         except (OSError, UnicodeDecodeError) as exc:
             reason = exc.strerror if isinstance(exc, OSError) and exc.strerror else str(exc)
             raise where.error(
