@@ -29,7 +29,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from cat_code.host.home import PRIVATE_DIR_MODE, cat_code_home
+from cat_code.host.home import cat_code_home, ensure_home
 from cat_code.host.tasks.model import (
     BadTaskInput,
     CorruptTask,
@@ -103,12 +103,11 @@ class TaskUpdate:
 
 
 class TaskStore:
-    """One task list (``name``), its folder under ``root`` (``$CAT_CODE_HOME/tasks``)."""
+    """One task list (``name``), its folder in ``$CAT_CODE_HOME/tasks`` (read at each use)."""
 
-    def __init__(self, name: str, *, root: Path | None = None) -> None:
+    def __init__(self, name: str) -> None:
         if not valid_list_name(name):
             raise BadTaskInput("list", f"{name!r} is not a task list name")
-        self.root = root if root is not None else tasks_root()
         self.name = name
         self.listeners: list[Listener] = []
         self.unblocked_hooks: list[UnblockedHook] = []
@@ -124,7 +123,7 @@ class TaskStore:
 
     @property
     def folder(self) -> Path:
-        return self.root / self.name
+        return tasks_root() / self.name
 
     def switch(self, name: str) -> None:
         """Use the list ``name`` from now on (a resumed session's own); `notify` tells."""
@@ -295,7 +294,8 @@ class TaskStore:
         folder = self.folder
         try:
             if create:
-                _make_private_folder(folder)
+                ensure_home(TASKS_DIR)  # each level 0700: ensure_home tightens only the last
+                ensure_home(TASKS_DIR, self.name)
             if create or os.access(folder, os.W_OK):
                 hold: contextlib.AbstractContextManager[None] = file_lock(folder / LOCK_FILE)
             else:
@@ -372,12 +372,6 @@ class TaskStore:
         for task_id in sorted(changed):
             text = json.dumps(tasks[task_id].to_json(), ensure_ascii=False, indent=2) + "\n"
             atomic_write(self.folder / f"{task_id}.json", text, mode=PRIVATE_FILE_MODE)
-
-
-def _make_private_folder(folder: Path) -> None:
-    """``folder`` and the ``tasks`` folder above it made 0700 (the home too, when missing)."""
-    for path in (folder.parent.parent, folder.parent, folder):
-        path.mkdir(mode=PRIVATE_DIR_MODE, parents=True, exist_ok=True)
 
 
 def _link(tasks: dict[int, Task], *, blocker: int, blocked: int, list_name: str) -> set[int]:
