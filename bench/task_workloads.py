@@ -19,8 +19,8 @@ import json
 import time
 
 from cat_code.agent.task_tools import TaskListTool
+from cat_code.base.files import atomic_write
 from cat_code.host.tasks import Task, TaskStatus, TaskStore
-from cat_code.mcp.files import atomic_write
 
 LIST = "bench-1000"
 TASKS = 1000

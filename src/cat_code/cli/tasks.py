@@ -9,30 +9,15 @@ stderr when the list is empty. ``--json``: an array of the tasks' objects, each 
 
 from __future__ import annotations
 
-import argparse
 import sys
 from pathlib import Path
 
+from cat_code.base.safe_text import safe_json
+from cat_code.cli.options import Options
 from cat_code.cli.output import EXIT_FAILED, EXIT_OK, EXIT_USAGE
-from cat_code.host.safe_text import safe_json
 
 
-def add_tasks_parser(commands: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
-    """The ``tasks`` verb's parser."""
-    tasks_cmd = commands.add_parser(
-        "tasks", help="print a task list (the model's tasks of a session, or a shared list)",
-        description="Print a task list: --list NAME, else $CAT_CODE_TASK_LIST, else the "
-        "list of this folder's latest conversation. Lists live in $CAT_CODE_HOME/tasks/. "
-        "Exit 0.",
-    )  # fmt: skip
-    tasks_cmd.add_argument("--list", dest="task_list", metavar="NAME", help="the list to print")
-    tasks_cmd.add_argument(
-        "--json", action="store_true",
-        help="print a JSON array of the tasks (every field, and whether each is ready)",
-    )  # fmt: skip
-
-
-def run_tasks_command(args: argparse.Namespace) -> int:
+def run_tasks_command(args: Options) -> int:
     from cat_code.host.tasks import BadTaskInput, TaskError, TaskStore, is_ready, list_from_env
     from cat_code.host.tasks.render import list_lines
 
@@ -73,4 +58,4 @@ def _latest_session_list() -> str | None:
     return latest.task_list or latest.id
 
 
-__all__ = ["add_tasks_parser", "run_tasks_command"]
+__all__ = ["run_tasks_command"]

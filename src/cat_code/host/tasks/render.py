@@ -10,7 +10,7 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from typing import Any
 
-from cat_code.host.safe_text import safe_line
+from cat_code.base.safe_text import safe_line
 from cat_code.host.status import one_line
 from cat_code.host.tasks.model import Task, TaskStatus, is_ready, open_blockers
 

@@ -1,7 +1,7 @@
 """`TaskStore`: a task list on disk, one JSON file per task, safe for several processes.
 
 ``$CAT_CODE_HOME/tasks/<list>/<id>.json`` (folders 0700, files 0600). Every change is one
-transaction under the list's lock file (`cat_code.mcp.files.file_lock`): read every task,
+transaction under the list's lock file (`cat_code.base.files.file_lock`): read every task,
 check, write each changed task with `atomic_write`. So two cat-code processes on one list
 lose nothing, a reader never sees half a file, and ``blockedBy`` / ``blocks`` stay
 symmetric across files. Reads take the lock too (a change touching two files is seen
@@ -29,7 +29,16 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from cat_code.host.home import cat_code_home, ensure_home
+from cat_code.base.files import (
+    PRIVATE_FILE_MODE,
+    FileLockTimeout,
+    JsonTooDeep,
+    atomic_write,
+    file_lock,
+    parse_json,
+    read_bounded,
+)
+from cat_code.host.state.home import cat_code_home, ensure_home
 from cat_code.host.tasks.model import (
     BadTaskInput,
     CorruptTask,
@@ -42,14 +51,6 @@ from cat_code.host.tasks.model import (
     UnknownTask,
     is_ready,
     now_iso,
-)
-from cat_code.mcp.files import (
-    PRIVATE_FILE_MODE,
-    FileLockTimeout,
-    JsonTooDeep,
-    atomic_write,
-    file_lock,
-    parse_json,
 )
 
 logger = logging.getLogger(__name__)
@@ -348,13 +349,7 @@ class TaskStore:
         return dict(sorted(tasks.items()))
 
     def _read_one(self, path: Path, task_id: int) -> Task:
-        fd = os.open(path, os.O_RDONLY | os.O_CLOEXEC)
-        try:
-            raw = os.read(fd, MAX_TASK_FILE_BYTES + 1)
-        finally:
-            os.close(fd)
-        if len(raw) > MAX_TASK_FILE_BYTES:
-            raise CorruptTask(path, "larger than a task file can be")
+        raw = read_bounded(path, MAX_TASK_FILE_BYTES)  # a FIFO or a huge file: refused
         try:
             data = parse_json(raw.decode("utf-8"))
         except (ValueError, JsonTooDeep) as exc:  # UnicodeDecodeError and JSONDecodeError too
