@@ -172,6 +172,10 @@ def _restating_agent(store: TaskStore, script: list[Any]) -> tuple[Agent, Script
     return agent, provider
 
 
+#: A long first answer: a summary of it makes the conversation smaller, so it is applied.
+LONG = "one " + "x" * 4000
+
+
 def _plan(store: TaskStore) -> None:
     for n in range(1, 4):
         store.create(f"step {n}")
@@ -182,7 +186,7 @@ def _plan(store: TaskStore) -> None:
 async def test_compact_on_request_restates_the_open_tasks() -> None:
     store = TaskStore("manual")
     _plan(store)
-    agent, _ = _restating_agent(store, [reply("one"), reply("two"), reply("summary")])
+    agent, _ = _restating_agent(store, [reply(LONG), reply("two"), reply("summary")])
     await agent.run("first")
     await agent.run("second")
     assert await agent.compact() is not None
@@ -199,7 +203,7 @@ async def test_automatic_compaction_restates_the_open_tasks(
     store = TaskStore("auto")
     _plan(store)
     full = ModelResponse(
-        AssistantMessage(text="big"), usage=Usage(input_tokens=790, output_tokens=20)
+        AssistantMessage(text=LONG), usage=Usage(input_tokens=790, output_tokens=20)
     )
     agent, provider = _restating_agent(store, [full, reply("summary"), reply("after")])
     await agent.run("first")
@@ -213,7 +217,7 @@ async def test_a_prompt_too_long_compaction_restates_the_open_tasks() -> None:
     store = TaskStore("too-long")
     _plan(store)
     agent, provider = _restating_agent(
-        store, [reply("one"), too_long, reply("summary"), reply("ok")]
+        store, [reply(LONG), too_long, reply("summary"), reply("ok")]
     )
     await agent.run("first")
     outcome = await agent.run("second")
