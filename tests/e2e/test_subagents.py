@@ -1,0 +1,233 @@
+"""Subagents end to end in ``-p``: the real ``cat-code``, a scripted model API that plays the
+parent's conversation and each subagent's (routed by the subagent's first message, its
+prompt), definitions on disk, and the session file read back."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+from scripted.model_api import (
+    Hold,
+    ScriptedModelApi,
+    anthropic_message,
+    anthropic_text,
+    anthropic_tool_use,
+    streamed,
+    tool_results,
+)
+
+from cat_code.agent.subagents import side_conversations
+
+CAT_CODE = str(Path(sys.executable).parent / "cat-code")
+_MODEL_VARS = (
+    "ANTHROPIC_API_KEY", "ANTHROPIC_AUTH_TOKEN", "ANTHROPIC_BASE_URL", "ANTHROPIC_PROFILE",
+    "ANTHROPIC_CONFIG_DIR", "OPENAI_API_KEY", "OPENAI_BASE_URL", "CAT_CODE_MODEL",
+)  # fmt: skip
+MODEL = "anthropic:claude-sonnet-4-5"
+PROMPT_A = "Find where the parser lives and name its module."
+PROMPT_B = "Count the test files and say how many there are."
+
+
+@pytest.fixture
+def api() -> Iterator[ScriptedModelApi]:
+    with ScriptedModelApi() as server:
+        yield server
+    assert server.errors == []
+
+
+@pytest.fixture
+def project(tmp_path: Path) -> Path:
+    folder = tmp_path / "project"
+    folder.mkdir()
+    (folder / "mcp.json").write_text(json.dumps({"mcpServers": {}}))
+    return folder
+
+
+def run(
+    tmp_path: Path, project: Path, api: ScriptedModelApi, *args: str
+) -> subprocess.CompletedProcess[str]:
+    env = {k: v for k, v in os.environ.items() if k not in _MODEL_VARS}
+    env.update(HOME=str(tmp_path), ANTHROPIC_API_KEY="test-key", ANTHROPIC_BASE_URL=api.url)
+    argv = [CAT_CODE, "--mcp-config", "mcp.json", "--model", MODEL, *args]
+    return subprocess.run(
+        argv, cwd=project, env=env, capture_output=True, text=True, timeout=60, check=False
+    )
+
+
+def two_agent_calls(request: dict[str, Any]) -> dict[str, Any]:
+    assert "agent" in [t["name"] for t in request["tools"]]
+    content = [
+        {"type": "tool_use", "id": "toolu_a", "name": "agent",
+         "input": {"description": "find the parser", "prompt": PROMPT_A}},
+        {"type": "tool_use", "id": "toolu_b", "name": "agent",
+         "input": {"description": "count tests", "prompt": PROMPT_B,
+                   "subagent_type": "counter"}},
+    ]  # fmt: skip
+    return anthropic_message(content, "tool_use")
+
+
+def write_definition(folder: Path, name: str, front: str, body: str = "") -> Path:
+    folder.mkdir(parents=True, exist_ok=True)
+    path = folder / f"{name}.md"
+    path.write_text(f"---\nname: {name}\n{front}\n---\n{body}\n")
+    return path
+
+
+def test_two_subagents_in_one_turn_run_concurrently_and_the_parent_gets_both_answers(
+    tmp_path: Path, project: Path, api: ScriptedModelApi
+) -> None:
+    write_definition(
+        project / ".claude" / "agents",
+        "counter",
+        "description: Counts things in the repository\ntools: Read, Grep, Glob",
+        "You count files. Answer with a number.",
+    )
+    hold = Hold()
+    seen: dict[str, Any] = {}
+
+    def second_child(request: dict[str, Any]) -> dict[str, Any]:
+        # The first child's answer is held mid-stream: this request can only come now if
+        # the two run at the same time.
+        seen["first_was_running"] = hold.reached.is_set()
+        seen["counter_system"] = request["system"]
+        seen["counter_tools"] = sorted(t["name"] for t in request["tools"])
+        hold.release()
+        return anthropic_text("There are 42 test files.")
+
+    def parent_reads_both(request: dict[str, Any]) -> dict[str, Any]:
+        results = {r["tool_use_id"]: r for r in tool_results(request)}
+        seen["results"] = results
+        return anthropic_text("The parser is in cli/parser.py and there are 42 tests.")
+
+    api.add(two_agent_calls, parent_reads_both)
+    api.add_conversation(
+        PROMPT_A, streamed("The parser ", hold, "is in cli/parser.py.", usage=(100, 20))
+    )
+    api.add_conversation(PROMPT_B, second_child)
+
+    done = run(tmp_path, project, api, "-p", "Look around", "--output-format", "json")
+
+    assert done.returncode == 0, done.stderr
+    assert seen["first_was_running"] is True
+    assert "You count files. Answer with a number." in seen["counter_system"]
+    assert seen["counter_tools"] == ["glob", "grep", "read_file"]
+    first = seen["results"]["toolu_a"]["content"]
+    second = seen["results"]["toolu_b"]["content"]
+    text_a = first if isinstance(first, str) else first[0]["text"]
+    text_b = second if isinstance(second, str) else second[0]["text"]
+    assert text_a.startswith("The parser is in cli/parser.py.")
+    assert "[subagent general-purpose: 1 turn · 120 tokens ·" in text_a
+    assert text_b.startswith("There are 42 test files.")
+    # Each child's first user message is its prompt, and nothing of the parent's history.
+    for prompt in (PROMPT_A, PROMPT_B):
+        (child_request,) = api.conversation_requests[prompt]
+        assert child_request["messages"] == [
+            {"role": "user", "content": [{"type": "text", "text": prompt}]}
+        ] or child_request["messages"] == [{"role": "user", "content": prompt}]
+    result = json.loads(done.stdout)
+    names = sorted(s["name"] for s in result["subagents"])
+    assert names == ["counter", "general-purpose"]
+    assert all(s["status"] == "done" for s in result["subagents"])
+    # Parent: two requests of 10 + 5 tokens; children: 100 + 20 and 10 + 5.
+    assert result["usage"]["input_tokens"] == 10 + 10 + 100 + 10
+    assert result["usage"]["output_tokens"] == 5 + 5 + 20 + 5
+    assert result["total_cost_usd"] == pytest.approx((130 * 3 + 35 * 15) / 1e6)
+
+
+def test_a_subagent_with_max_turns_2_stops_and_says_which_budget_ended_it(
+    tmp_path: Path, project: Path, api: ScriptedModelApi, cat_code_home: Path
+) -> None:
+    write_definition(
+        cat_code_home / "agents",
+        "looper",
+        "description: Keeps looking\nmaxTurns: 2\ntools: [Glob]",
+    )
+    answer: dict[str, str] = {}
+
+    def parent_reads(request: dict[str, Any]) -> dict[str, Any]:
+        (result,) = tool_results(request)
+        content = result["content"]
+        answer["text"] = content if isinstance(content, str) else content[0]["text"]
+        return anthropic_text("It ran out of turns.")
+
+    api.add(
+        anthropic_tool_use(
+            "agent", {"description": "look", "prompt": "Look forever.", "subagent_type": "looper"}
+        ),
+        parent_reads,
+    )
+    api.add_conversation(
+        "Look forever.",
+        anthropic_tool_use("glob", {"pattern": "*.json"}, text="Looking at the JSON files."),
+        anthropic_tool_use("glob", {"pattern": "*.md"}),
+    )
+
+    done = run(tmp_path, project, api, "-p", "go", "--output-format", "json")
+
+    assert done.returncode == 0, done.stderr
+    assert "reached its turn budget (2 turns)" in answer["text"]
+    assert "Looking at the JSON files." in answer["text"]
+    result = json.loads(done.stdout)
+    (looper,) = result["subagents"]
+    assert (looper["status"], looper["ended_by"], looper["num_turns"]) == ("stopped", "turns", 2)
+
+
+def test_a_failing_model_request_in_a_subagent_ends_only_that_subagent(
+    tmp_path: Path, project: Path, api: ScriptedModelApi
+) -> None:
+    from scripted.model_api import anthropic_error
+
+    answers: dict[str, Any] = {}
+
+    def parent_reads(request: dict[str, Any]) -> dict[str, Any]:
+        answers.update({r["tool_use_id"]: r for r in tool_results(request)})
+        return anthropic_text("One failed.")
+
+    write_definition(project / ".cat-code" / "agents", "counter", "description: Counts")
+    api.add(two_agent_calls, parent_reads)
+    api.add_conversation(PROMPT_A, anthropic_error(401, "authentication_error", "bad key"))
+    api.add_conversation(PROMPT_B, anthropic_text("42."))
+
+    done = run(tmp_path, project, api, "-p", "go", "--output-format", "json")
+
+    assert done.returncode == 0, done.stderr
+    assert answers["toolu_a"]["is_error"] is True
+    failed = answers["toolu_a"]["content"]
+    failed_text = failed if isinstance(failed, str) else failed[0]["text"]
+    assert "subagent general-purpose failed" in failed_text
+    assert "bad key" in failed_text
+    assert answers["toolu_b"].get("is_error") in (None, False)
+    result = json.loads(done.stdout)
+    statuses = {s["name"]: s["status"] for s in result["subagents"]}
+    assert statuses == {"general-purpose": "failed", "counter": "done"}
+
+
+def test_a_subagents_conversation_is_saved_in_the_session_file_and_kept_by_resume(
+    tmp_path: Path, project: Path, api: ScriptedModelApi
+) -> None:
+    api.add(
+        anthropic_tool_use("agent", {"description": "find", "prompt": PROMPT_A}),
+        anthropic_text("Found it."),
+        anthropic_text("Still here."),
+    )
+    api.add_conversation(PROMPT_A, anthropic_text("cli/parser.py"))
+
+    first = run(tmp_path, project, api, "-p", "go", "--output-format", "json")
+    assert first.returncode == 0, first.stderr
+    session_id = json.loads(first.stdout)["session_id"]
+    again = run(tmp_path, project, api, "-p", "and?", "--resume", session_id)
+    assert again.returncode == 0, again.stderr
+
+    home = Path(os.environ["CAT_CODE_HOME"])
+    (path,) = home.glob(f"sessions/*/{session_id}.jsonl")
+    (side,) = side_conversations(path).values()
+    assert side.name == "general-purpose"
+    assert [m.text for m in side.messages] == [PROMPT_A, "cli/parser.py"]
+    assert side.end is not None and side.end["status"] == "done"
