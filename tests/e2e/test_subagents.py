@@ -231,3 +231,52 @@ def test_a_subagents_conversation_is_saved_in_the_session_file_and_kept_by_resum
     assert side.name == "general-purpose"
     assert [m.text for m in side.messages] == [PROMPT_A, "cli/parser.py"]
     assert side.end is not None and side.end["status"] == "done"
+
+
+def test_the_repl_shows_running_subagents_asks_for_their_calls_by_name_and_cost_counts_them(
+    tmp_path: Path, project: Path, api: ScriptedModelApi
+) -> None:
+    from scripted.terminal import Terminal
+
+    write_definition(project / ".cat-code" / "agents", "counter", "description: Counts")
+    hold = Hold()
+    answers: dict[str, Any] = {}
+
+    def parent_reads_both(request: dict[str, Any]) -> dict[str, Any]:
+        answers.update({r["tool_use_id"]: r for r in tool_results(request)})
+        return anthropic_text("Both subagents answered.")
+
+    api.add(two_agent_calls, parent_reads_both)
+    api.add_conversation(PROMPT_A, streamed("Still ", hold, "looking: cli/parser.py"))
+    api.add_conversation(
+        PROMPT_B,
+        anthropic_tool_use("shell", {"command": "echo counted-42"}),
+        anthropic_text("There are 42."),
+    )
+    env = {k: v for k, v in os.environ.items() if k not in _MODEL_VARS}
+    env.update(HOME=str(tmp_path), ANTHROPIC_API_KEY="test-key", ANTHROPIC_BASE_URL=api.url)
+    term = Terminal(CAT_CODE, ["--mcp-config", "mcp.json", "--model", MODEL], env=env, cwd=project)
+    try:
+        term.wait_for("›")
+        term.type("Look around")
+        # The counter's shell call asks the same question as the parent's, with its name.
+        term.wait_for("? [subagent counter] shell")
+        term.wait_for("allow?")
+        term.type("y")
+        # The general-purpose subagent is still held mid-answer: its live line shows.
+        term.wait_for("↳ general-purpose: find the parser")
+        hold.release()
+        term.wait_for("Both subagents answered.")
+        term.type("/cost")
+        term.wait_for("(5 requests)")
+        term.wait_for("subagents: 2 runs")
+        term.wait_for("general-purpose (done): 1 turn ·")
+        term.wait_for("counter (done): 2 turns")
+        term.type("/agents")
+        term.wait_for("counter  (project (.cat-code/agents)")
+        term.type("/exit")
+        assert term.wait_for_exit() == 0
+    finally:
+        term.close()
+    counted = answers["toolu_b"]["content"]
+    assert "There are 42." in (counted if isinstance(counted, str) else counted[0]["text"])

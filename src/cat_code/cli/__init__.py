@@ -74,6 +74,10 @@ def _dispatch(parser: argparse.ArgumentParser, args: argparse.Namespace) -> int:
             from cat_code.cli.sessions import run_sessions_command
 
             return run_sessions_command(args)
+        if args.command == "agents":
+            from cat_code.cli.agents import run_agents_command
+
+            return run_agents_command(args)
         if args.prompt is not None:
             # Its stdio servers boot while the agent is imported (`cat_code.cli.early`).
             from cat_code.cli.early import run_oneshot_early

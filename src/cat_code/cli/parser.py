@@ -37,6 +37,7 @@ examples:
   cat-code -p "summarise README.md"       run the agent once (needs a model API key)
   cat-code --continue                     go on with this folder's latest conversation
   cat-code sessions                       list this folder's saved conversations
+  cat-code agents                         list the subagent definitions (and their source)
 
 models: ANTHROPIC_API_KEY (and ANTHROPIC_BASE_URL) for anthropic:<model>;
 OPENAI_API_KEY or OPENAI_BASE_URL (Ollama, llama.cpp, vLLM) for openai:<model>.
@@ -155,6 +156,15 @@ def build_parser() -> argparse.ArgumentParser:
         "--json", action="store_true",
         help="print a JSON array of {id, last_use, turns, first_prompt, path}",
     )  # fmt: skip
+    agents_cmd = commands.add_parser(
+        "agents", help="list the subagent definitions the model can start here",
+        description="List the subagent definitions: the built-in general-purpose agent, "
+        "$CAT_CODE_HOME/agents/*.md, and the project's .claude/agents/ and .cat-code/agents/, "
+        "each with its source. Exit 0.",
+    )  # fmt: skip
+    agents_cmd.add_argument(
+        "--json", action="store_true", help="print {agents: [...], warnings: [...]}"
+    )
     mcp = commands.add_parser(
         "mcp", help="inspect and call the configured MCP servers (no model needed)",
         description="Inspect and call the configured MCP servers. No model or API key needed.",

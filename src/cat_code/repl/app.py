@@ -53,6 +53,8 @@ from cat_code.agent.providers import (
 )
 from cat_code.agent.providers.base import Message, ModelError, ToolCall, UserMessage
 from cat_code.agent.session import Session
+from cat_code.agent.subagents import asking_subagent
+from cat_code.agent.subagents.listing import describe_catalogue
 from cat_code.agent.transcript import compact_json
 from cat_code.host.config.load import McpConfig, load_config, load_config_from_args
 from cat_code.host.config.trust import Decision, decide
@@ -198,6 +200,7 @@ class Repl:
             append_system_prompt=getattr(args, "append_system_prompt", None),
             resume=resumed,
         )
+        self.view.side_lines = self.session.subagents.runs.live_lines  # one per subagent
         self.registry = self.session.registry
         self.rules = self.session.rules
         self.permissions = self.session.permissions
@@ -382,8 +385,14 @@ class Repl:
             rules=self.rules,
             memory=self.session.memory,
             status=self._status_text,
-            cost=self.session.meter.describe,
+            cost=self._cost_text,
+            agents=lambda: describe_catalogue(self.session.subagents.catalogue),
         )
+
+    def _cost_text(self) -> str:
+        """``/cost``: the session's tokens (the subagents' included), then each subagent's."""
+        subagents = self.session.subagents.runs.describe()
+        return "\n".join(t for t in (self.session.meter.describe(), subagents) if t)
 
     def _status_text(self) -> str:
         """``/status``: the session, where it is saved, the model, how full the context is."""
@@ -833,6 +842,7 @@ class Repl:
         options = "y yes · n no · a always this tool"
         if server is not None:
             options += f" · s always server '{server}'"
+        who = asking_subagent()  # a subagent's call: the question says whose
         async with self._ask_lock:
             with self.view.paused():
                 change = await tool.preview(arguments)
@@ -842,6 +852,7 @@ class Repl:
                 self.console.print(
                     Text.assemble(
                         ("? ", "yellow"),
+                        (f"[subagent {who}] " if who else "", "cyan"),
                         (tool.name, "bold"),
                         " ",
                         (compact_json(shown), "bright_black"),

@@ -173,6 +173,8 @@ class CommandContext:
     status: Callable[[], str] = field(default=lambda: "no session")
     #: The lines of /cost (tokens and dollars so far).
     cost: Callable[[], str] = field(default=lambda: "no model requests yet")
+    #: The subagent definitions and their sources (/agents).
+    agents: Callable[[], str] = field(default=lambda: "no subagent definitions")
 
 
 #: name → (arguments, one-line help), in /help order.
@@ -206,6 +208,7 @@ COMMANDS: dict[str, tuple[str, str]] = {
     "/memory": ("", "the memory files (AGENTS.md) in the system prompt"),
     "/status": ("", "this session: its id and file, the model, how full the context is"),
     "/cost": ("", "the tokens this session used (input, output, cache) and what they cost"),
+    "/agents": ("", "the subagent definitions the model can start, with their source"),
     "/compact": ("[WHAT TO KEEP]", "replace the conversation so far with a summary of it "
                  "(frees the context window)"),
     "/resume": ("[ID|N]", "go on with a saved conversation of this folder (lists them)"),
@@ -238,6 +241,8 @@ def handle_command(line: str, ctx: CommandContext) -> Action:
         return Show(ctx.status())
     if name == "/cost":
         return Show(ctx.cost())
+    if name == "/agents":
+        return Show(ctx.agents())
     if name == "/compact":
         return Compact(rest)
     if name == "/resume":
@@ -268,7 +273,7 @@ def handle_command(line: str, ctx: CommandContext) -> Action:
 
 _COMMAND_NAMES = (
     "/help", "/exit", "/quit", "/clear", "/tools", "/model", "/mcp", "/add-dir", "/permissions",
-    "/memory", "/status", "/cost", "/compact", "/resume",
+    "/memory", "/status", "/cost", "/compact", "/resume", "/agents",
 )  # fmt: skip
 _MANAGE_VERBS: dict[str, Literal["restart", "disable", "enable"]] = {
     "restart": "restart",

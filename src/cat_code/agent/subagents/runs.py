@@ -195,7 +195,8 @@ class RunBook:
             cost = run.meter.cost_usd()
             dollars = f" · ${cost:.4f}" if cost is not None else ""
             lines.append(
-                f"  {run.name} ({run.state.value}): {run.turns} turns · "
+                f"  {run.name} ({run.state.value}): "
+                f"{run.turns} turn{'' if run.turns == 1 else 's'} · "
                 f"{run.usage.input_tokens:,} in · {run.usage.output_tokens:,} out{dollars}"
             )
         return "\n".join(lines)

@@ -1,0 +1,27 @@
+"""``cat-code agents [--json]``: the subagent definitions this folder's sessions offer.
+
+The same listing as the REPL's ``/agents`` (`cat_code.agent.subagents.listing`): the
+built-in general-purpose agent, the user's (``$CAT_CODE_HOME/agents/``) and the project's
+(``.claude/agents/``, ``.cat-code/agents/``), each with its source; a file that could not
+be used is named with why. No model needed; exit 0.
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from pathlib import Path
+
+from cat_code.agent.subagents import load_catalogue
+from cat_code.agent.subagents.listing import catalogue_json, describe_catalogue
+from cat_code.host.home import cat_code_home
+from cat_code.host.safe_text import safe_json
+
+
+def run_agents_command(args: argparse.Namespace) -> int:
+    catalogue = load_catalogue(Path.cwd(), cat_code_home() / "agents")
+    if args.json:
+        sys.stdout.write(safe_json(catalogue_json(catalogue)) + "\n")
+    else:
+        sys.stdout.write(describe_catalogue(catalogue) + "\n")
+    return 0
