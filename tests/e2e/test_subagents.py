@@ -280,3 +280,45 @@ def test_the_repl_shows_running_subagents_asks_for_their_calls_by_name_and_cost_
         term.close()
     counted = answers["toolu_b"]["content"]
     assert "There are 42." in (counted if isinstance(counted, str) else counted[0]["text"])
+
+
+def test_ctrl_c_in_the_repl_cancels_every_running_subagent_and_the_session_goes_on(
+    tmp_path: Path, project: Path, api: ScriptedModelApi
+) -> None:
+    from scripted.terminal import Terminal
+
+    write_definition(project / ".cat-code" / "agents", "counter", "description: Counts")
+    holds = [Hold(), Hold()]
+    seen: dict[str, Any] = {}
+
+    def parent_after_cancel(request: dict[str, Any]) -> dict[str, Any]:
+        results = tool_results(request)
+        seen["results"] = [(r["tool_use_id"], r["is_error"], r["content"]) for r in results]
+        return anthropic_text("still here")
+
+    api.add(two_agent_calls, parent_after_cancel)
+    api.add_conversation(PROMPT_A, streamed("Reading ", holds[0], "never"))
+    api.add_conversation(PROMPT_B, streamed("Counting ", holds[1], "never"))
+    env = {k: v for k, v in os.environ.items() if k not in _MODEL_VARS}
+    env.update(HOME=str(tmp_path), ANTHROPIC_API_KEY="test-key", ANTHROPIC_BASE_URL=api.url)
+    term = Terminal(CAT_CODE, ["--mcp-config", "mcp.json", "--model", MODEL], env=env, cwd=project)
+    try:
+        term.wait_for("›")
+        term.type("Look around")
+        holds[0].wait_reached()
+        holds[1].wait_reached()
+        term.press("\x03")
+        term.wait_for("⎿ cancelled")
+        term.type("/cost")
+        term.wait_for("general-purpose (cancelled)")
+        term.wait_for("counter (cancelled)")
+        term.type("still there?")
+        term.wait_for("still here")
+        term.type("/exit")
+        assert term.wait_for_exit() == 0
+    finally:
+        term.close()
+    assert seen["results"] == [
+        ("toolu_a", True, "Error: the user cancelled this tool call."),
+        ("toolu_b", True, "Error: the user cancelled this tool call."),
+    ]

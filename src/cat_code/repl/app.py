@@ -864,7 +864,10 @@ class Repl:
                     try:
                         raw = await self._question(f"  allow? {options} › ")
                     except KeyboardInterrupt:
-                        raise asyncio.CancelledError from None  # Ctrl-C cancels the turn
+                        # Ctrl-C cancels the turn, also when a subagent's task asked.
+                        if who is not None and self._foreground is not None:
+                            self._foreground.cancel()
+                        raise asyncio.CancelledError from None
                     except EOFError:
                         return Answer.NO
                     answer = parse_permission(raw, has_server=server is not None)

@@ -368,6 +368,8 @@ class Subagents:
             return ToolResult.error(
                 f"Error: subagent {run.name} failed: {run.error}.{had}\n\n{usage}"
             )
+        if run.ended_by is EndedBy.CANCELLED:
+            return ToolResult.error(f"Error: subagent {run.name} was cancelled.{had}\n\n{usage}")
         assert run.ended_by is not None
         why = run.budget.describe(run.ended_by)
         return ToolResult(
