@@ -322,3 +322,43 @@ def test_ctrl_c_in_the_repl_cancels_every_running_subagent_and_the_session_goes_
         ("toolu_a", True, "Error: the user cancelled this tool call."),
         ("toolu_b", True, "Error: the user cancelled this tool call."),
     ]
+
+
+def test_cat_code_agents_lists_the_definitions_with_their_source_as_text_and_json(
+    tmp_path: Path, project: Path, api: ScriptedModelApi, cat_code_home: Path
+) -> None:
+    write_definition(cat_code_home / "agents", "mine", "description: My own")
+    write_definition(project / ".claude" / "agents", "theirs", "description: From the repo")
+    (project / ".claude" / "agents" / "broken.md").write_text("no frontmatter")
+
+    text = run(tmp_path, project, api, "agents")
+    listed = run(tmp_path, project, api, "agents", "--json")
+
+    assert text.returncode == 0, text.stderr
+    assert "general-purpose  (built-in)" in text.stdout
+    assert f"mine  (user: {cat_code_home / 'agents' / 'mine.md'})" in text.stdout
+    assert "theirs  (project (.claude/agents): " in text.stdout
+    assert "broken.md: skipped: it does not begin with a --- delimited YAML" in text.stdout
+    agents = json.loads(listed.stdout)["agents"]
+    assert [(a["name"], a["source"]) for a in agents] == [
+        ("general-purpose", "builtin"),
+        ("mine", "user"),
+        ("theirs", "project_claude"),
+    ]
+
+
+def test_p_says_on_stderr_when_a_subagent_starts_and_ends(
+    tmp_path: Path, project: Path, api: ScriptedModelApi
+) -> None:
+    api.add(
+        anthropic_tool_use("agent", {"description": "find it", "prompt": PROMPT_A}),
+        anthropic_text("Found."),
+    )
+    api.add_conversation(PROMPT_A, anthropic_text("cli/parser.py"))
+
+    done = run(tmp_path, project, api, "-p", "go")
+
+    assert done.returncode == 0, done.stderr
+    assert done.stdout.strip() == "Found."
+    assert "cat-code: subagent general-purpose started: find it" in done.stderr
+    assert "cat-code: subagent general-purpose done: 1 turn · 15 tokens ·" in done.stderr

@@ -108,17 +108,26 @@ class SubagentRun:
             f"{self.turns} turn{'' if self.turns == 1 else 's'} · {self.tokens:,} tokens"
         )
 
+    def status_line(self) -> str:
+        """One line when it starts or ends (``-p`` writes it on stderr)."""
+        if self.state is RunState.RUNNING:
+            return f"subagent {self.name} started: {self.description}"
+        return f"subagent {self.name} {self.state.value}: {self._usage()}"
+
     def usage_line(self) -> str:
         """The line after its answer: turns, tokens, time (and what stopped it)."""
+        return f"[subagent {self.name}: {self._usage()}]"
+
+    def _usage(self) -> str:
         parts = [
             f"{self.turns} turn{'' if self.turns == 1 else 's'}",
             f"{self.tokens:,} tokens",
             f"{self.elapsed:.1f} s",
         ]
-        line = f"[subagent {self.name}: {' · '.join(parts)}"
+        line = " · ".join(parts)
         if self.ended_by is not None and self.ended_by.is_budget:
             line += f"; stopped by {self.budget.describe(self.ended_by)}"
-        return line + "]"
+        return line
 
     def to_json(self) -> dict[str, Any]:
         """Its entry in ``-p`` json's ``subagents``."""

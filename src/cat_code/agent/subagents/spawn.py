@@ -128,8 +128,8 @@ class Subagents:
     make_provider: Callable[[str], Provider] | None = None
     #: The ``agent`` tool a subagent at a depth gets when its definition lets it nest.
     agent_tool: Callable[[int], Tool] | None = None
-    #: Called when a run starts or ends (the REPL redraws its live lines).
-    on_change: Callable[[], None] = lambda: None
+    #: Told when a run starts and when it ends (``-p`` says so on stderr).
+    on_change: Callable[[SubagentRun], None] = lambda run: None
 
     # -- tools and permissions -----------------------------------------------------------
 
@@ -266,7 +266,7 @@ class Subagents:
                     tokens=run.tokens,
                     seconds=round(run.elapsed, 3),
                 )
-            self.on_change()
+            self.on_change(run)
         result = self._result(run, outcome, task_messages, warnings)
         if left:
             result.content += f"\n{left}"
@@ -296,7 +296,7 @@ class Subagents:
             meter=meter,
         )
         self.runs.add(run)
-        self.on_change()
+        self.on_change(run)
 
         async def child() -> Outcome:
             enter_subagent(run.name)  # this task's context: the questions it asks name it
