@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 import os
 import select
 import signal
@@ -322,3 +323,34 @@ def test_help_and_mcp_commands_never_import_the_model_sdks_or_the_terminal_ui(
     imported = {line.split("|")[-1].strip().split(".")[0] for line in run.stderr.splitlines()}
     assert "cat_code" in imported
     assert imported.isdisjoint({"anthropic", "openai", "prompt_toolkit", "rich"})
+
+
+def test_thinking_is_asked_for_kept_across_a_tool_call_and_never_in_the_result(
+    tmp_path: Path,
+) -> None:
+    thought = {"type": "thinking", "thinking": "Echo first.", "signature": "sig=="}
+
+    def think_then_echo(request: dict[str, Any]) -> dict[str, Any]:
+        assert request["thinking"] == {"type": "enabled", "budget_tokens": 2048}
+        answer = anthropic_tool_use("mcp__echo__echo", {"text": "hi"}, call_id="toolu_echo")
+        answer["content"].insert(0, thought)
+        return answer
+
+    def check_thinking_came_back(request: dict[str, Any]) -> dict[str, Any]:
+        assert request["messages"][1]["content"][0] == thought
+        return anthropic_text("Done.")
+
+    with ScriptedModelApi([think_then_echo, check_thinking_came_back]) as api:
+        env = anthropic_env(tmp_path, api)
+        env["CAT_CODE_THINKING_TOKENS"] = "2048"
+        run = cat_code(
+            env, "-p", "echo hi", "--model", "anthropic:claude-sonnet-4-5",
+            "--mcp-config", EXAMPLE_CONFIG, "--output-format", "stream-json",
+        )  # fmt: skip
+    assert api.errors == []
+    assert run.returncode == 0, run.stderr
+    lines = [json.loads(line) for line in run.stdout.splitlines()]
+    [first] = [e for e in lines if e["type"] == "assistant"][:1]
+    assert first["message"]["content"][0] == thought
+    [result] = [e for e in lines if e["type"] == "result"]
+    assert result["result"] == "Done."

@@ -6,8 +6,8 @@ import io
 
 from rich.console import Console
 
-from cat_code.agent.providers.base import ModelError, ToolCall
-from cat_code.repl.render import TurnView, tool_entry
+from cat_code.agent.providers.base import AssistantMessage, ModelError, ThinkingBlock, ToolCall
+from cat_code.repl.render import TurnView, thinking_line, tool_entry
 from cat_code.tools.base import ToolResult
 
 
@@ -113,3 +113,25 @@ def test_only_the_last_lines_of_a_long_block_show_in_the_live_area() -> None:
     pending = view.pending_text(80)
     assert pending is not None
     assert pending.plain.splitlines()[-1] == "line 99" and "line 50" not in pending.plain
+
+
+def test_thinking_shows_after_the_answer_as_one_dim_collapsed_line() -> None:
+    con, out = console()
+    view = TurnView(con)
+    view.begin()
+    thought = "First I add two and two. " * 20
+    message = AssistantMessage(
+        "It is **4**.",
+        thinking=[ThinkingBlock("thinking", thought, "sig"), ThinkingBlock("redacted_thinking")],
+    )
+    view.assistant_message(message)
+    view.assistant_text(message.text, final=True)
+    view.end()
+    lines = out.getvalue().splitlines()
+    answer = next(i for i, line in enumerate(lines) if "It is 4." in line)
+    [collapsed] = [line for line in lines if line.startswith("✻ thought")]
+    assert lines.index(collapsed) > answer
+    assert "(120 words, 1 redacted): First I add two and two." in collapsed
+    assert len(collapsed) < 120  # collapsed: not the whole thought
+    line = thinking_line(message.thinking)
+    assert line is not None and "dim" in str(line.style)

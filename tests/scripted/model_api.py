@@ -96,7 +96,9 @@ class Streamed:
     ``tool_calls`` are (name, arguments, id) sent after the text; ``stop`` is our word
     for why it ended (end_turn, tool_use, max_tokens; by default from the tool calls);
     ``usage`` is (input, output) tokens, None to send none, as some local servers do;
-    ``cache`` is (cache read, cache creation) input tokens (Messages API only).
+    ``cache`` is (cache read, cache creation) input tokens (Messages API only);
+    ``thinking`` are Messages content blocks (``thinking`` with its ``signature``, or
+    ``redacted_thinking`` with ``data``) sent before the text, as the API sends them.
     """
 
     pieces: list[Piece]
@@ -104,6 +106,7 @@ class Streamed:
     stop: str | None = None
     usage: tuple[int, int] | None = (10, 5)
     cache: tuple[int, int] = (0, 0)
+    thinking: list[dict[str, Any]] = field(default_factory=list)
 
 
 def streamed(*pieces: Piece, **options: Any) -> Streamed:
@@ -404,7 +407,10 @@ def as_streamed(answer: dict[str, Any]) -> Streamed:
             answer["usage"].get("cache_read_input_tokens") or 0,
             answer["usage"].get("cache_creation_input_tokens") or 0,
         )
-        return Streamed(_words(text), tool_calls=calls, stop=stop, usage=usage, cache=cache)
+        thinking = [b for b in answer["content"] if b["type"] in ("thinking", "redacted_thinking")]
+        return Streamed(
+            _words(text), tool_calls=calls, stop=stop, usage=usage, cache=cache, thinking=thinking
+        )
     else:
         choice = answer["choices"][0]
         message = choice["message"]
@@ -456,6 +462,9 @@ def _anthropic_frames(answer: Streamed) -> Iterator[bytes | Hold | Cut]:
     yield _event("message_start", {"type": "message_start", "message": message})
     yield _event("ping", {"type": "ping"})
     index = 0
+    for block in answer.thinking:
+        yield from _thinking_frames(index, block)
+        index += 1
     text_open = False
     for piece in answer.pieces:
         if isinstance(piece, str):
@@ -503,6 +512,23 @@ def _anthropic_frames(answer: Streamed) -> Iterator[bytes | Hold | Cut]:
         {"type": "message_delta", "delta": delta, "usage": {"output_tokens": tokens_out}},
     )
     yield _event("message_stop", {"type": "message_stop"})
+
+
+def _thinking_frames(index: int, block: dict[str, Any]) -> Iterator[bytes]:
+    """A thinking block as the API streams it: empty start, thinking deltas, signature."""
+
+    def frame(kind: str, **data: Any) -> bytes:
+        return _event(kind, {"type": kind, "index": index, **data})
+
+    if block["type"] == "redacted_thinking":
+        yield frame("content_block_start", content_block=block)
+    else:
+        yield frame("content_block_start", content_block={"type": "thinking", "thinking": ""})
+        for piece in _words(block.get("thinking", "")):
+            yield frame("content_block_delta", delta={"type": "thinking_delta", "thinking": piece})
+        signature = {"type": "signature_delta", "signature": block.get("signature", "")}
+        yield frame("content_block_delta", delta=signature)
+    yield frame("content_block_stop")
 
 
 def _openai_frames(answer: Streamed, include_usage: bool) -> Iterator[bytes | Hold | Cut]:

@@ -21,15 +21,15 @@ import os
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, replace
 
+from cat_code.agent import models
 from cat_code.agent.history.codec import encode
 from cat_code.agent.history.store import is_prompt
 from cat_code.agent.providers.base import AssistantMessage, Message, UserMessage
-from cat_code.agent.tool_search import context_window as table_window
 from cat_code.agent.tool_search import estimate_tokens
 
 logger = logging.getLogger(__name__)
 
-WINDOW_ENV = "CAT_CODE_CONTEXT_WINDOW"
+WINDOW_ENV = models.WINDOW_ENV
 AUTO_ENV = "CAT_CODE_AUTO_COMPACT"
 #: A request that used this share of the context window triggers compaction before the next.
 THRESHOLD_PERCENT = 80
@@ -57,14 +57,9 @@ SUMMARY_HEAD = (
 
 
 def context_window(model: str, environ: Mapping[str, str] | None = None) -> int:
-    """The context window of ``provider:name``: ``$CAT_CODE_CONTEXT_WINDOW``, else the table."""
-    env = os.environ if environ is None else environ
-    raw = env.get(WINDOW_ENV, "").strip().replace("_", "")
-    if raw:
-        if raw.isdigit() and int(raw) > 0:
-            return int(raw)
-        logger.warning("%s=%r is not a whole number of tokens; ignored", WINDOW_ENV, raw)
-    return table_window(model)
+    """The context window of ``provider:name``: ``$CAT_CODE_CONTEXT_WINDOW``, else the
+    model catalogue (`agent.models`)."""
+    return models.context_window(model, environ)
 
 
 def auto_enabled(environ: Mapping[str, str] | None = None) -> bool:

@@ -37,6 +37,8 @@ from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
+from cat_code.agent import models
+from cat_code.agent.models import UNKNOWN
 from cat_code.agent.permissions import server_of
 from cat_code.agent.providers.base import AssistantMessage, Message, UserMessage
 from cat_code.tools.base import ProgressCallback, Tool, ToolResult
@@ -75,34 +77,15 @@ def mode_from_env(environ: Mapping[str, str] | None = None) -> Mode:
 
 # -- context windows -----------------------------------------------------------------------
 
-#: (provider, model-name prefix, context window in tokens); the first match wins, so the
-#: longer prefixes come first. Rough on purpose: the budget needs the order of magnitude.
-#: A model served by an OpenAI-compatible local server (Ollama, llama.cpp, vLLM) is
-#: unknown here and gets the small default: local models often run with 32k or less.
-_WINDOWS: tuple[tuple[str, str, int], ...] = (
-    ("anthropic", "claude", 200_000),
-    ("openai", "gpt-4.1", 1_000_000),
-    ("openai", "gpt-4o", 128_000),
-    ("openai", "gpt-4-turbo", 128_000),
-    ("openai", "gpt-4", 8_192),
-    ("openai", "gpt-3.5", 16_385),
-    ("openai", "gpt-5", 400_000),
-    ("openai", "o1", 200_000),
-    ("openai", "o3", 200_000),
-    ("openai", "o4", 200_000),
-)
-#: Any other model: the window of a typical local model, so search errs on the side of on.
-DEFAULT_WINDOW = 32_768
+#: Any model the catalogue does not know: the window of a typical local model, so search
+#: errs on the side of on.
+DEFAULT_WINDOW = UNKNOWN.context_window
 
 
 def context_window(model: str) -> int:
-    """The estimated context window of ``provider:name`` (``DEFAULT_WINDOW`` if unknown)."""
-    provider, _, name = model.partition(":")
-    name = name.lower()
-    for known_provider, prefix, window in _WINDOWS:
-        if provider == known_provider and name.startswith(prefix):
-            return window
-    return DEFAULT_WINDOW
+    """The context window of ``provider:name`` as the catalogue and the user's
+    ``$CAT_CODE_CONTEXT_WINDOW`` give it (`agent.models.context_window`)."""
+    return models.context_window(model)
 
 
 # -- estimates -------------------------------------------------------------------------------

@@ -228,7 +228,8 @@ class _OneShotEvents(AgentEvents):
         self._line_open = not text.endswith("\n")
 
     def assistant_message(self, message: AssistantMessage) -> None:
-        content: list[dict[str, Any]] = []
+        # Thinking as the Messages API shapes it, never in the text or the result.
+        content: list[dict[str, Any]] = [block.content_block() for block in message.thinking]
         if message.text:
             content.append({"type": "text", "text": message.text})
         for call in message.tool_calls:

@@ -24,7 +24,7 @@ from __future__ import annotations
 import contextlib
 import logging
 import sys
-from collections.abc import Callable, Iterable, Iterator
+from collections.abc import Callable, Iterable, Iterator, Sequence
 from typing import Any
 
 from rich.console import Console, ConsoleOptions, RenderableType, RenderResult
@@ -36,9 +36,10 @@ from rich.text import Text
 
 from cat_code.agent.compaction import Compaction
 from cat_code.agent.loop import AgentEvents
-from cat_code.agent.providers.base import ModelError, ToolCall
+from cat_code.agent.providers.base import AssistantMessage, ModelError, ThinkingBlock, ToolCall
 from cat_code.agent.transcript import ARROW, BULLET, INDENT, call_head, compact_json, tool_line
 from cat_code.host.safe_text import safe_text
+from cat_code.host.status import one_line
 from cat_code.repl.markdown_stream import MarkdownStream, RenderedPrefix
 from cat_code.tools.base import FileChange, ToolResult
 
@@ -141,6 +142,23 @@ def error_line(message: str) -> Text:
     return Text(f"✗ {message}", style="red")
 
 
+def thinking_line(blocks: Sequence[ThinkingBlock]) -> Text | None:
+    """Extended thinking, collapsed: one dim line with its size and its opening words."""
+    if not blocks:
+        return None
+    text = " ".join(b.text for b in blocks if b.kind == "thinking")
+    words = len(text.split())
+    redacted = sum(1 for b in blocks if b.kind == "redacted_thinking")
+    parts = [f"{words:,} word{'' if words == 1 else 's'}"] if words else []
+    if redacted:
+        parts.append(f"{redacted} redacted")
+    opening = one_line(safe_text(text), 60) if text.strip() else ""
+    return Text(
+        f"✻ thought ({', '.join(parts)})" + (f": {opening}" if opening else ""),
+        style="dim italic",
+    )
+
+
 def note_line(message: str) -> Text:
     return Text(message, style="yellow")
 
@@ -162,6 +180,8 @@ class TurnView(AgentEvents):
         self._refused: set[str] = set()
         #: Lines shown under the spinner while they last (each running subagent's).
         self.side_lines: Callable[[], list[str]] = list
+        #: The collapsed line of the current message's extended thinking, once printed None.
+        self._thought: Text | None = None
 
     # -- lifecycle -------------------------------------------------------------------
 
@@ -224,11 +244,23 @@ class TurnView(AgentEvents):
         if self._stream.feed(text):
             self._print_new(self._stream.complete)
 
+    def assistant_message(self, message: AssistantMessage) -> None:
+        self._thought = thinking_line(message.thinking)
+        if not message.text:  # no text follows: say it now
+            self._print_thought()
+
     def assistant_text(self, text: str, *, final: bool) -> None:
         if self._stream is None:  # not streamed: all of it at once
             self.console.print(markdown(text))
         else:
             self._finish_stream(text)
+        self._print_thought()
+
+    def _print_thought(self) -> None:
+        # After the text (thinking is not streamed), dim, one line: the answer stays in front.
+        if self._thought is not None:
+            self.console.print(self._thought)
+            self._thought = None
 
     def tool_started(self, call: ToolCall) -> None:
         self._running[call.id] = (call_head(call.name, call.arguments), "")

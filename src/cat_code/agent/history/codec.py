@@ -17,6 +17,7 @@ from cat_code.agent.providers.base import (
     AssistantMessage,
     CutBy,
     Message,
+    ThinkingBlock,
     ToolCall,
     UserMessage,
 )
@@ -46,6 +47,8 @@ def encode(message: Message) -> dict[str, Any]:
         record["tool_calls"] = [_encode_call(c) for c in message.tool_calls]
     if message.interrupted is not None:
         record["interrupted"] = message.interrupted
+    if message.thinking:
+        record["thinking"] = [_encode_thinking(b) for b in message.thinking]
     return record
 
 
@@ -67,10 +70,30 @@ def decode(record: Any) -> Message:
                 text=_str(record.get("text", "")),
                 tool_calls=calls,
                 interrupted=cast("CutBy | None", interrupted),
+                thinking=[_decode_thinking(b) for b in record.get("thinking") or []],
             )
     except (KeyError, TypeError, AttributeError) as exc:
         raise BadRecord(f"a {role} message is missing a field: {exc}") from exc
     raise BadRecord(f"unknown message role {role!r}")
+
+
+def _encode_thinking(block: ThinkingBlock) -> dict[str, Any]:
+    if block.kind == "redacted_thinking":
+        return {"kind": block.kind, "data": block.data}
+    return {"kind": block.kind, "text": block.text, "signature": block.signature}
+
+
+def _decode_thinking(record: Any) -> ThinkingBlock:
+    if not isinstance(record, dict):
+        raise BadRecord("a thinking block must be an object")
+    kind = record.get("kind")
+    if kind == "redacted_thinking":
+        return ThinkingBlock("redacted_thinking", data=_str(record.get("data", "")))
+    if kind == "thinking":
+        return ThinkingBlock(
+            "thinking", _str(record.get("text", "")), _str(record.get("signature", ""))
+        )
+    raise BadRecord(f"unknown thinking block {kind!r}")
 
 
 def _str(value: Any) -> str:

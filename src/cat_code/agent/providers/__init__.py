@@ -9,11 +9,13 @@ when the provider has no credentials, so the REPL still runs without one.
 
 from __future__ import annotations
 
+import importlib
 import logging
 import os
 from collections.abc import Mapping
 from dataclasses import dataclass
 
+from cat_code.agent import models as _catalogue
 from cat_code.agent.providers.base import (
     HOW_TO_CONFIGURE,
     AssistantMessage,
@@ -31,9 +33,10 @@ from cat_code.agent.providers.base import (
 
 logger = logging.getLogger(__name__)
 
-PROVIDERS = ("anthropic", "openai")
-DEFAULT_MODELS = {"anthropic": "claude-sonnet-5-5", "openai": "gpt-5.5"}
-DEFAULT_MODEL = f"anthropic:{DEFAULT_MODELS['anthropic']}"
+#: The provider names, from the model catalogue (`agent.models.PROVIDERS`).
+PROVIDERS = tuple(_catalogue.PROVIDERS)
+DEFAULT_MODELS = {name: info.default_model for name, info in _catalogue.PROVIDERS.items()}
+DEFAULT_MODEL = f"{_catalogue.DEFAULT_PROVIDER}:{DEFAULT_MODELS[_catalogue.DEFAULT_PROVIDER]}"
 MODEL_ENV = "CAT_CODE_MODEL"
 
 
@@ -69,15 +72,13 @@ def resolve_model(option: str | None, environ: Mapping[str, str] | None = None) 
 
 def create_provider(choice: ModelChoice) -> Provider:
     """The provider for ``choice``; `NoModelConfigured` when it has no credentials."""
-    if choice.provider == "anthropic":
-        from cat_code.agent.providers.anthropic import AnthropicProvider
-
-        return AnthropicProvider(choice.model)
-    if choice.provider == "openai":
-        from cat_code.agent.providers.openai import OpenAIProvider
-
-        return OpenAIProvider(choice.model)
-    raise ModelSpecError(f"unknown model provider {choice.provider!r}")
+    info = _catalogue.PROVIDERS.get(choice.provider)
+    if info is None:
+        raise ModelSpecError(f"unknown model provider {choice.provider!r}")
+    # Imported only now: a provider's module is on the first request's path, not start-up's.
+    module = importlib.import_module(info.module)
+    provider: Provider = getattr(module, info.class_name)(choice.model)
+    return provider
 
 
 __all__ = [

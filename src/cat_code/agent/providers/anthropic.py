@@ -15,6 +15,12 @@ to ``on_text`` as they arrive and assembles the content blocks, tool inputs from
 ``input_json_delta`` pieces. An ``error`` event mid-stream carries a 200 status, so its
 kind comes from its error type; a connection that breaks mid-stream, or a stream that
 stops before its stop reason, is a network error.
+
+Extended thinking (`agent.thinking`, off by default) is asked for only when the model
+catalogue says the model can think: ``thinking.budget_tokens`` within the model's output
+limit. Its ``thinking`` and ``redacted_thinking`` blocks are kept on the message as
+`ThinkingBlock` objects, signatures included, and sent back first and unchanged in the
+assistant turn, as the API requires across tool-use turns; they are never answer text.
 """
 
 from __future__ import annotations
@@ -26,6 +32,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
+from cat_code.agent import models
 from cat_code.agent.providers.base import (
     HOW_TO_CONFIGURE,
     AssistantMessage,
@@ -37,6 +44,7 @@ from cat_code.agent.providers.base import (
     NoModelConfigured,
     StopReason,
     TextSink,
+    ThinkingBlock,
     ToolCall,
     ToolSpec,
     Usage,
@@ -48,6 +56,7 @@ from cat_code.agent.providers.base import (
     wire_text,
 )
 from cat_code.agent.providers.schema import object_schema
+from cat_code.agent.thinking import ThinkingConfig, request_limits, thinking_config
 from cat_code.tools.base import ToolResult
 
 if TYPE_CHECKING:
@@ -109,12 +118,25 @@ def messages_url(environ: Mapping[str, str] | None = None) -> str:
 class AnthropicProvider:
     """Claude models through ``POST /v1/messages`` with ``"stream": true``."""
 
-    def __init__(self, model: str, *, client: httpx2.AsyncClient | None = None) -> None:
+    def __init__(
+        self,
+        model: str,
+        *,
+        client: httpx2.AsyncClient | None = None,
+        thinking: ThinkingConfig | None = None,
+    ) -> None:
         self.model = model
         self.name = f"anthropic:{model}"
         if not credentials_in_sight():
             raise NoModelConfigured(f"No model configured: {HOW_TO_CONFIGURE}.")
         self._http = HttpClientSlot(client)
+        info = models.lookup(self.name)
+        self._max_output = info.max_output
+        config = thinking_config() if thinking is None else thinking
+        #: The thinking budget of every request; 0 when off or the model cannot think.
+        self.thinking_budget = config.budget_tokens if info.capabilities.thinking else 0
+        if config.enabled and not info.capabilities.thinking:
+            logger.warning("%s cannot use extended thinking; thinking stays off", self.name)
 
     async def prepare(self) -> None:
         """Build the HTTP client on a thread (it overlaps the servers' start)."""
@@ -132,7 +154,7 @@ class AnthropicProvider:
 
         params: dict[str, Any] = {
             "model": self.model,
-            "max_tokens": MAX_TOKENS,
+            "max_tokens": min(MAX_TOKENS, self._max_output),
             "messages": to_wire(messages),
             # Automatic prompt caching: an agent resends the same growing prefix every turn.
             "cache_control": {"type": "ephemeral"},
@@ -142,6 +164,10 @@ class AnthropicProvider:
             params["system"] = system
         if tools:
             params["tools"] = [tool_param(t) for t in tools]
+        if self.thinking_budget:
+            max_tokens, budget = request_limits(self.thinking_budget, MAX_TOKENS, self._max_output)
+            params["max_tokens"] = max_tokens
+            params["thinking"] = {"type": "enabled", "budget_tokens": budget}
         client = await self._http.get()
         stream = MessageStream()
         try:
@@ -200,6 +226,9 @@ class _Block:
     input: Any = None
     #: ``input_json_delta`` pieces, joined and parsed when the block stops.
     partial_json: str = ""
+    #: A thinking block's signature; a redacted one's opaque data.
+    signature: str = ""
+    data: str = ""
 
 
 @dataclass(slots=True)
@@ -235,7 +264,13 @@ class MessageStream:
             block.id = str(raw.get("id") or "")
             block.name = str(raw.get("name") or "")
             block.input = raw.get("input")
+            block.data = str(raw.get("data") or "")
             self.blocks[int(event.get("index", len(self.blocks)))] = block
+            if block.type == "thinking":
+                # Thinking is never answer text: kept on the block, not shown as it streams.
+                block.text = str(raw.get("thinking") or "")
+                block.signature = str(raw.get("signature") or "")
+                return ""
             return block.text
         if kind == "message_start":
             self._usage((event.get("message") or {}).get("usage"))
@@ -258,6 +293,11 @@ class MessageStream:
             return text
         if delta.get("type") == "input_json_delta":
             block.partial_json += str(delta.get("partial_json") or "")
+        elif delta.get("type") == "thinking_delta":
+            piece = str(delta.get("thinking") or "")
+            block.text += piece
+        elif delta.get("type") == "signature_delta":
+            block.signature += str(delta.get("signature") or "")
         return ""
 
     def _usage(self, usage: Any) -> None:
@@ -276,15 +316,21 @@ class MessageStream:
     def response(self) -> ModelResponse:
         texts: list[str] = []
         calls: list[ToolCall] = []
+        thinking: list[ThinkingBlock] = []
         for _, block in sorted(self.blocks.items()):
             if block.type == "text":
                 texts.append(block.text)
             elif block.type == "tool_use":
                 calls.append(ToolCall(block.id, block.name, _tool_input(block)))
+            elif block.type == "thinking":
+                thinking.append(ThinkingBlock("thinking", block.text, block.signature))
+            elif block.type == "redacted_thinking":
+                thinking.append(ThinkingBlock("redacted_thinking", data=block.data))
             else:
                 logger.debug("ignoring content block of type %r", block.type)
+        message = AssistantMessage(text="".join(texts), tool_calls=calls, thinking=thinking)
         return ModelResponse(
-            message=AssistantMessage(text="".join(texts), tool_calls=calls),
+            message=message,
             stop_reason=_STOP_REASONS.get(self.stop_reason or "", "other"),
             usage=Usage(
                 input_tokens=self.input_tokens,
@@ -335,6 +381,8 @@ def to_wire(messages: Sequence[Message]) -> list[dict[str, Any]]:
                 blocks.append({"type": "text", "text": message.text})
         else:
             role = "assistant"
+            # Thinking first and unchanged (signatures included), as the API requires.
+            blocks.extend(block.content_block() for block in message.thinking)
             if text := wire_text(message):
                 blocks.append({"type": "text", "text": text})
             blocks.extend(

@@ -54,6 +54,28 @@ class UserMessage:
     tool_results: list[ToolResult] = field(default_factory=list)
 
 
+@dataclass(frozen=True, slots=True)
+class ThinkingBlock:
+    """A piece of the model's extended thinking, kept exactly as the API sent it.
+
+    The Messages API requires the thinking of an assistant turn that called tools to come
+    back unchanged, signature included, when the tool results are sent; a
+    ``redacted_thinking`` block carries only its opaque ``data``. Never shown as the
+    answer, never part of a result's text.
+    """
+
+    kind: Literal["thinking", "redacted_thinking"]
+    text: str = ""
+    signature: str = ""
+    data: str = ""
+
+    def content_block(self) -> dict[str, Any]:
+        """The block as the Messages API (and ``-p``'s stream-json) shapes it."""
+        if self.kind == "redacted_thinking":
+            return {"type": "redacted_thinking", "data": self.data}
+        return {"type": "thinking", "thinking": self.text, "signature": self.signature}
+
+
 #: What cut an answer short: the user (Ctrl-C, a cancel) or an API error mid-stream.
 CutBy = Literal["user", "error"]
 
@@ -70,6 +92,8 @@ class AssistantMessage:
     text: str = ""
     tool_calls: list[ToolCall] = field(default_factory=list)
     interrupted: CutBy | None = None
+    #: Extended thinking that came before the text, in the order the API sent it.
+    thinking: list[ThinkingBlock] = field(default_factory=list)
 
 
 Message = UserMessage | AssistantMessage

@@ -12,7 +12,8 @@ Answers stream (``stream=True``, assembled by `ChatStream`, ending at ``data: [D
 The usage is asked for with ``stream_options``; a server that rejects that option (400
 naming it) is asked again without it, and not asked again while this provider lives. An
 ``error`` object in the stream is a mid-answer error. A stream that stops before its
-finish reason is a network error, as is one that breaks.
+finish reason is a network error, as is one that breaks. ``reasoning_effort`` is sent when
+the user set one (`agent.thinking`); reasoning a server does not return is never shown.
 """
 
 from __future__ import annotations
@@ -46,6 +47,7 @@ from cat_code.agent.providers.base import (
 )
 from cat_code.agent.providers.chat_stream import ChatStream
 from cat_code.agent.providers.schema import object_schema
+from cat_code.agent.thinking import ThinkingConfig, thinking_config
 
 if TYPE_CHECKING:
     import httpx2
@@ -90,9 +92,19 @@ def completions_url(environ: Mapping[str, str] | None = None) -> str:
 class OpenAIProvider:
     """Chat-completions models through ``POST …/chat/completions``, streamed."""
 
-    def __init__(self, model: str, *, client: httpx2.AsyncClient | None = None) -> None:
+    def __init__(
+        self,
+        model: str,
+        *,
+        client: httpx2.AsyncClient | None = None,
+        thinking: ThinkingConfig | None = None,
+    ) -> None:
         self.model = model
         self.name = f"openai:{model}"
+        #: ``reasoning_effort`` sent with every request when the user set one.
+        self.reasoning_effort = (
+            thinking_config() if thinking is None else thinking
+        ).reasoning_effort
         if not os.environ.get("OPENAI_API_KEY") and not os.environ.get("OPENAI_BASE_URL"):
             raise NoModelConfigured(
                 f"No model configured: {self.name} needs OPENAI_API_KEY, or OPENAI_BASE_URL "
@@ -124,6 +136,8 @@ class OpenAIProvider:
         params: dict[str, Any] = {"model": self.model, "messages": to_wire(system, messages)}
         if tools:
             params["tools"] = [tool_param(t) for t in tools]
+        if self.reasoning_effort:
+            params["reasoning_effort"] = self.reasoning_effort
         params["stream"] = True
         client = await self._http.get()
         url = completions_url()
