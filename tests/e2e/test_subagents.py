@@ -362,3 +362,39 @@ def test_p_says_on_stderr_when_a_subagent_starts_and_ends(
     assert done.stdout.strip() == "Found."
     assert "cat-code: subagent general-purpose started: find it" in done.stderr
     assert "cat-code: subagent general-purpose done: 1 turn · 15 tokens ·" in done.stderr
+
+
+def test_in_p_a_subagents_calls_follow_the_parents_policy_and_saved_rules(
+    tmp_path: Path, project: Path, api: ScriptedModelApi, cat_code_home: Path
+) -> None:
+    (cat_code_home / "settings.json").write_text(json.dumps({"permissions": {"allow": ["shell"]}}))
+    write_definition(project / ".cat-code" / "agents", "counter", "description: Counts")
+    child_results: dict[str, str] = {}
+
+    def child_reads(name: str, answer: str) -> Any:
+        def step(request: dict[str, Any]) -> dict[str, Any]:
+            (result,) = tool_results(request)
+            content = result["content"]
+            child_results[name] = content if isinstance(content, str) else content[0]["text"]
+            return anthropic_text(answer)
+
+        return step
+
+    api.add(two_agent_calls, anthropic_text("done"))
+    api.add_conversation(
+        PROMPT_A,
+        anthropic_tool_use("shell", {"command": "echo allowed-by-rule"}),
+        child_reads("a", "ran it"),
+    )
+    api.add_conversation(
+        PROMPT_B,
+        anthropic_tool_use("write_file", {"path": "x.txt", "content": "x"}),
+        child_reads("b", "could not"),
+    )
+
+    done = run(tmp_path, project, api, "-p", "go")
+
+    assert done.returncode == 0, done.stderr
+    assert "allowed-by-rule" in child_results["a"]
+    assert "this non-interactive session cannot ask" in child_results["b"]
+    assert not (project / "x.txt").exists()
