@@ -335,3 +335,37 @@ def test_the_agent_tools_description_names_each_definition_on_one_short_line(
     lines = [line for line in text.splitlines() if line.startswith("- ")]
     assert [line.split(":")[0] for line in lines] == ["- general-purpose", "- chatty"]
     assert all(len(line) <= 220 for line in lines)
+
+
+async def test_a_subagents_token_budget_counts_the_tokens_of_the_subagents_it_starts(
+    tmp_path: Path,
+) -> None:
+    nester = "---\nname: nester\ndescription: d\ntools: Task, Glob\n---\n"
+    provider = RoutedProvider(
+        [use_tools(agent_call("Nest", subagent_type="nester")), reply("ok")],
+        Nest=[spent("Delegating.", 250, 50, agent_call("Deep"))],
+        Deep=[
+            spent("", 300, 100, ("glob", {"pattern": "*"})),
+            spent("", 300, 100, ("glob", {"pattern": "*"})),
+        ],
+    )
+    agent, subagents = session(
+        tmp_path,
+        provider,
+        definitions=[(nester, Source.USER)],
+        budget=Budget(max_tokens=1_000),
+    )
+
+    await agent.run("please")
+
+    (result,) = last_results(provider)
+    assert "subagent nester stopped before it finished: it reached its token budget" in result
+    nest, deep = subagents.runs.runs
+    assert (nest.name, nest.state, deep.depth, deep.state) == (
+        "nester",
+        RunState.STOPPED,
+        2,
+        RunState.CANCELLED,
+    )
+    assert (nest.tokens, deep.tokens) == (300, 800)  # each its own, in the breakdown
+    assert subagents.meter.total.input_tokens == 850

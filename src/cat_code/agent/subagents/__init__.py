@@ -59,7 +59,7 @@ def attach(
         log=log,
         make_provider=make_provider,
     )
-    subagents.agent_tool = lambda depth: AgentTool(subagents, depth=depth)
+    subagents.agent_tool = lambda depth, meter: AgentTool(subagents, depth=depth, meter=meter)
     registry.register(AgentTool(subagents, depth=0))
     return subagents
 

@@ -156,18 +156,29 @@ class SubagentRun:
 
 @dataclass(slots=True)
 class ChildMeter(UsageMeter):
-    """A subagent's meter: its own counts, the session's too, and its token budget told."""
+    """A subagent's meter: its own requests (its breakdown), each counted once in the
+    session's too, and the tokens its budget counts: its own and its subagents'."""
 
     session: UsageMeter | None = None
-    #: Called with the run's tokens so far after each request.
+    #: The meter of the subagent that started this one, if one did.
+    enclosing: ChildMeter | None = None
+    #: Called with the tokens the budget counts so far, after each request.
     on_tokens: Callable[[int], None] | None = None
+    budget_tokens: int = 0
 
     def record(self, model: str, usage: Usage) -> None:
         UsageMeter.record(self, model, usage)
         if self.session is not None:
             self.session.record(model, usage)
+        self.spend(tokens_of(usage))
+
+    def spend(self, tokens: int) -> None:
+        """Count ``tokens`` against this budget and every enclosing one."""
+        self.budget_tokens += tokens
         if self.on_tokens is not None:
-            self.on_tokens(tokens_of(self.total))
+            self.on_tokens(self.budget_tokens)
+        if self.enclosing is not None:
+            self.enclosing.spend(tokens)
 
 
 class RunBook:

@@ -127,14 +127,21 @@ class Subagents:
     #: Makes a provider for a ``model`` a definition or a call names.
     make_provider: Callable[[str], Provider] | None = None
     #: The ``agent`` tool a subagent at a depth gets when its definition lets it nest.
-    agent_tool: Callable[[int], Tool] | None = None
+    agent_tool: Callable[[int, ChildMeter], Tool] | None = None
     #: Told when a run starts and when it ends (``-p`` says so on stderr).
     on_change: Callable[[SubagentRun], None] = lambda run: None
 
     # -- tools and permissions -----------------------------------------------------------
 
-    def tools_for(self, definition: AgentDefinition, depth: int, warn: list[str]) -> list[Tool]:
-        """The tools of a subagent of ``definition`` at ``depth`` (see the module docstring)."""
+    def tools_for(
+        self,
+        definition: AgentDefinition,
+        depth: int,
+        warn: list[str],
+        meter: ChildMeter | None = None,
+    ) -> list[Tool]:
+        """The tools of a subagent of ``definition`` at ``depth`` (see the module docstring);
+        ``meter``: its own, which its subagents' tokens count against too."""
         available = [t for t in self.registry.list() if t.name != AGENT_TOOL]
         if definition.tools is None:
             chosen = available
@@ -160,7 +167,7 @@ class Subagents:
             if definition.source.is_project:
                 warn.append("a project's definition cannot let its subagent start subagents")
             elif depth < MAX_DEPTH and self.agent_tool is not None:
-                chosen.append(self.agent_tool(depth))
+                chosen.append(self.agent_tool(depth, meter or ChildMeter(session=self.meter)))
         return chosen
 
     def session_mode(self) -> PermissionMode:
@@ -213,13 +220,18 @@ class Subagents:
         except Exception as exc:  # a bad spec, missing credentials: the model reads why
             raise SpawnError(f"Error: cannot use model {spec!r} for a subagent: {exc}") from exc
 
-    async def run(self, request: Request, *, depth: int) -> ToolResult:
+    async def run(
+        self, request: Request, *, depth: int, enclosing: ChildMeter | None = None
+    ) -> ToolResult:
         """Run one subagent to its end; its answer (capped) and usage line, or an error
-        result. Raises only `asyncio.CancelledError`, after the subagent has stopped."""
+        result. Raises only `asyncio.CancelledError`, after the subagent has stopped.
+        ``enclosing``: the meter of the subagent that started this one (its token budget
+        counts this one's tokens too)."""
         definition = request.definition
         warnings: list[str] = []
+        meter = ChildMeter(session=self.meter, enclosing=enclosing)
+        tools = self.tools_for(definition, depth, warnings, meter)
         provider, owned = self._provider_for(request.model or definition.model)
-        tools = self.tools_for(definition, depth, warnings)
         place: Isolation | None = None
         if request.isolation is not None:
             # The seam for isolated subagents: their own checkout's tools replace the
@@ -236,6 +248,7 @@ class Subagents:
             model=provider.name,
             budget=budget,
             depth=depth,
+            meter=meter,
         )
         for warning in warnings:
             logger.warning("subagent %s: %s", definition.name, warning)
@@ -282,8 +295,8 @@ class Subagents:
         side: SideLog | None,
     ) -> tuple[Outcome | None, list[AssistantMessage]]:
         """Run the child agent under its budgets; its outcome (None: cut by a budget)."""
-        meter = ChildMeter(session=self.meter)
-        run.meter = meter
+        meter = run.meter
+        assert isinstance(meter, ChildMeter)
         agent = Agent(
             provider,
             ToolRegistry(tools),

@@ -14,6 +14,7 @@ from __future__ import annotations
 from typing import Any
 
 from cat_code.agent.subagents.definitions import AGENT_TOOL, GENERAL_PURPOSE
+from cat_code.agent.subagents.runs import ChildMeter
 from cat_code.agent.subagents.spawn import Request, SpawnError, Subagents
 from cat_code.tools.base import ProgressCallback, Tool, ToolResult
 
@@ -29,9 +30,13 @@ class AgentTool(Tool):
     name = AGENT_TOOL
     read_only = True  # starting one changes nothing; its tool calls are asked about
 
-    def __init__(self, subagents: Subagents, *, depth: int = 0) -> None:
+    def __init__(
+        self, subagents: Subagents, *, depth: int = 0, meter: ChildMeter | None = None
+    ) -> None:
         self.subagents = subagents
         self.depth = depth
+        #: The meter of the subagent this tool belongs to (None: the main agent's tool).
+        self.meter = meter
         names = subagents.catalogue.names()
         self.description = describe(subagents)
         self.input_schema: dict[str, Any] = {
@@ -76,7 +81,7 @@ class AgentTool(Tool):
     ) -> ToolResult:
         try:
             request = self._request(arguments)
-            return await self.subagents.run(request, depth=self.depth + 1)
+            return await self.subagents.run(request, depth=self.depth + 1, enclosing=self.meter)
         except SpawnError as exc:
             return ToolResult.error(str(exc))
 
