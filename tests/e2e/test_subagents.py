@@ -398,3 +398,5 @@ def test_in_p_a_subagents_calls_follow_the_parents_policy_and_saved_rules(
     assert "allowed-by-rule" in child_results["a"]
     assert "this non-interactive session cannot ask" in child_results["b"]
     assert not (project / "x.txt").exists()
+    assert '  general-purpose: ⏺ shell {"command":"echo allowed-by-rule"} →' in done.stderr
+    assert "  counter: ⏺ write_file" in done.stderr

@@ -318,6 +318,9 @@ async def _run(
     report.session_id, report.meter = session.session_id, session.meter
     report.subagents = session.subagents.runs
     session.subagents.on_change = lambda run: _say(f"cat-code: {run.status_line()}")
+    session.subagents.on_tool = lambda run, call, result: _say(
+        f"  {run.name}: {tool_line(call.name, call.arguments, result.content)}"
+    )
     for warning in resumed.warnings if resumed is not None else ():
         _say(f"cat-code: warning: {warning}")
     provider, agent = session.provider, session.agent

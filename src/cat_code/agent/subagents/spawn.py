@@ -130,6 +130,8 @@ class Subagents:
     agent_tool: Callable[[int, ChildMeter], Tool] | None = None
     #: Told when a run starts and when it ends (``-p`` says so on stderr).
     on_change: Callable[[SubagentRun], None] = lambda run: None
+    #: Told of each finished tool call of a subagent (``-p`` shows it on stderr).
+    on_tool: Callable[[SubagentRun, ToolCall, ToolResult], None] = lambda run, call, result: None
 
     # -- tools and permissions -----------------------------------------------------------
 
@@ -303,7 +305,7 @@ class Subagents:
             permissions=self.permissions_for(mode),
             system_prompt=lambda: self._system_prompt(request.definition),
             max_turns=run.budget.max_turns,
-            events=_RunEvents(run),
+            events=_RunEvents(run, self.on_tool),
             retry=self.retry(),
             log=side,
             meter=meter,
@@ -393,8 +395,11 @@ class Subagents:
 class _RunEvents(AgentEvents):
     """A subagent's agent events, kept in its `SubagentRun` for the live line."""
 
-    def __init__(self, run: SubagentRun) -> None:
+    def __init__(
+        self, run: SubagentRun, on_tool: Callable[[SubagentRun, ToolCall, ToolResult], None]
+    ) -> None:
         self.run = run
+        self.on_tool = on_tool
 
     def assistant_message(self, message: AssistantMessage) -> None:
         self.run.turns += 1
@@ -404,6 +409,7 @@ class _RunEvents(AgentEvents):
 
     def tool_finished(self, call: ToolCall, result: ToolResult) -> None:
         self.run.running_tools.pop(call.id, None)
+        self.on_tool(self.run, call, result)
 
     def retrying(self, error: ModelError, delay: float, attempt: int) -> None:
         logger.info("subagent %s: %s; retrying in %.1f s", self.run.name, error, delay)
