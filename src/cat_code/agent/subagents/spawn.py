@@ -11,12 +11,14 @@ as the parent model wrote it; nothing of the parent's history. Invariants:
   the subagent, `runs.asking_subagent`); a ``permissionMode`` more permissive than the
   session's is ignored with a warning; ``plan`` keeps only read-only tools.
 - Budgets (`budget`): turns through the agent's turn limit, tokens through its meter
-  (the run is cancelled at the request that crosses the budget), wall time through a
-  bounded wait. A run that reaches one returns what it has and names the budget.
+  (its own requests and its subagents'; the run is cancelled at the request that crosses
+  the budget), wall time through a bounded wait. A run that reaches one returns what it
+  has and names the budget.
 - A model request is retried by the parent's `RetryPolicy`; a failure ends only this run,
   as an error result. Cancelling `Subagents.run` cancels the subagent and waits for it.
 - Its tokens count in the session's meter; its conversation goes to the session file
-  (`side_log`); its progress to the `RunBook` (the REPL's live lines).
+  (`side_log`); its progress to the `RunBook` (the REPL's live lines), its start, end and
+  tool calls to ``on_change`` / ``on_tool`` (``-p`` prints them on stderr).
 """
 
 from __future__ import annotations
