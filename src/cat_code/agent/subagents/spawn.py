@@ -64,6 +64,8 @@ logger = logging.getLogger(__name__)
 
 #: The deepest a subagent may be: the main agent's children are 1, theirs 2 (no more).
 MAX_DEPTH = 2
+#: How long a cancelled subagent gets to stop (its tools cancelled, its files saved).
+STOP_GRACE_S = 5.0
 #: Claude Code's model aliases: the session's model here (cat-code has no alias table).
 _CLAUDE_ALIASES = frozenset({"sonnet", "opus", "haiku"})
 
@@ -331,16 +333,14 @@ class Subagents:
             done, _ = await asyncio.wait({task}, timeout=run.budget.max_seconds)
         except asyncio.CancelledError:
             run.ended_by = EndedBy.CANCELLED
-            task.cancel()
-            await asyncio.wait({task})
+            await _stop(task, run)
             run.finish(EndedBy.CANCELLED)
             raise
         if not done:
             run.ended_by = EndedBy.TIME
-            task.cancel()
-            await asyncio.wait({task})
+            await _stop(task, run)
         said = [m for m in agent.messages if isinstance(m, AssistantMessage)]
-        if task.cancelled():
+        if task.cancelled() or not task.done():  # not done: it ignored the cancel (said)
             last = agent.messages[-1] if agent.messages else None
             if isinstance(last, AssistantMessage) and not last.tool_calls and not last.interrupted:
                 run.finish(EndedBy.ANSWER)  # the answer came with the request that crossed
@@ -392,6 +392,15 @@ class Subagents:
         return ToolResult(
             f"The subagent {run.name} stopped before it finished: it reached {why}.{had}\n\n{usage}"
         )
+
+
+async def _stop(task: asyncio.Task[Outcome], run: SubagentRun) -> None:
+    """Cancel a subagent's task and wait for it, bounded: a tool that ignores cancellation
+    must not hang the parent (nor Ctrl-C); it is left to finish alone, and said."""
+    task.cancel()
+    await asyncio.wait({task}, timeout=STOP_GRACE_S)
+    if not task.done():
+        logger.warning("subagent %s did not stop within %.0f s", run.name, STOP_GRACE_S)
 
 
 class _RunEvents(AgentEvents):
