@@ -369,3 +369,47 @@ async def test_a_subagents_token_budget_counts_the_tokens_of_the_subagents_it_st
     )
     assert (nest.tokens, deep.tokens) == (300, 800)  # each its own, in the breakdown
     assert subagents.meter.total.input_tokens == 850
+
+
+async def test_a_subagent_whose_tool_ignores_cancellation_never_hangs_its_parent(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from cat_code.agent.subagents import spawn
+    from cat_code.tools.base import ProgressCallback, ToolResult
+
+    monkeypatch.setattr(spawn, "STOP_GRACE_S", 0.05)
+    release = asyncio.Event()
+
+    class Stubborn(Tool):
+        name = "stubborn"
+        description = "ignores cancellation"
+        input_schema: dict[str, Any] = {"type": "object"}  # noqa: RUF012
+        read_only = True
+
+        async def execute(
+            self, arguments: dict[str, Any], *, progress: ProgressCallback | None = None
+        ) -> ToolResult:
+            while not release.is_set():
+                try:
+                    await release.wait()
+                except asyncio.CancelledError:
+                    continue  # what a badly written tool does
+            return ToolResult("finally")
+
+    provider = RoutedProvider(
+        [use_tools(agent_call("Stuck")), reply("ok")],
+        Stuck=[use_tools(("stubborn", {}))],
+    )
+    agent, subagents = session(tmp_path, provider, budget=Budget(max_seconds=0.05))
+    agent.registry.register(Stubborn())
+
+    async with asyncio.timeout(5):
+        outcome = await agent.run("please")
+
+    assert outcome.text == "ok"
+    (result,) = last_results(provider)
+    assert "reached its time budget" in result
+    (left,) = [t for t in asyncio.all_tasks() if t.get_name() == "subagent:general-purpose"]
+    release.set()  # the stubborn tool ends; its subagent's task with it
+    async with asyncio.timeout(5):
+        await asyncio.wait({left})
