@@ -400,7 +400,7 @@ async def test_a_subagent_whose_tool_ignores_cancellation_never_hangs_its_parent
         [use_tools(agent_call("Stuck")), reply("ok")],
         Stuck=[use_tools(("stubborn", {}))],
     )
-    agent, subagents = session(tmp_path, provider, budget=Budget(max_seconds=0.05))
+    agent, _ = session(tmp_path, provider, budget=Budget(max_seconds=0.05))
     agent.registry.register(Stubborn())
 
     async with asyncio.timeout(5):
