@@ -8,6 +8,7 @@ import json
 import os
 import subprocess
 import sys
+import threading
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -16,6 +17,7 @@ import pytest
 from scripted.model_api import (
     Hold,
     ScriptedModelApi,
+    Streamed,
     anthropic_message,
     anthropic_text,
     anthropic_tool_use,
@@ -89,16 +91,19 @@ def test_two_subagents_in_one_turn_run_concurrently_and_the_parent_gets_both_ans
         "description: Counts things in the repository\ntools: Read, Grep, Glob",
         "You count files. Answer with a number.",
     )
-    hold = Hold()
+    second_came = threading.Event()
     seen: dict[str, Any] = {}
 
+    def first_child(request: dict[str, Any]) -> Streamed:
+        # Held until the second child's first request arrives: that can only happen while
+        # this one waits if the two run at the same time (one after the other: it never does).
+        seen["second_came_meanwhile"] = second_came.wait(15)
+        return streamed("The parser ", "is in cli/parser.py.", usage=(100, 20))
+
     def second_child(request: dict[str, Any]) -> dict[str, Any]:
-        # The first child's answer is held mid-stream: this request can only come now if
-        # the two run at the same time.
-        seen["first_was_running"] = hold.reached.is_set()
         seen["counter_system"] = request["system"]
         seen["counter_tools"] = sorted(t["name"] for t in request["tools"])
-        hold.release()
+        second_came.set()
         return anthropic_text("There are 42 test files.")
 
     def parent_reads_both(request: dict[str, Any]) -> dict[str, Any]:
@@ -107,15 +112,13 @@ def test_two_subagents_in_one_turn_run_concurrently_and_the_parent_gets_both_ans
         return anthropic_text("The parser is in cli/parser.py and there are 42 tests.")
 
     api.add(two_agent_calls, parent_reads_both)
-    api.add_conversation(
-        PROMPT_A, streamed("The parser ", hold, "is in cli/parser.py.", usage=(100, 20))
-    )
+    api.add_conversation(PROMPT_A, first_child)
     api.add_conversation(PROMPT_B, second_child)
 
     done = run(tmp_path, project, api, "-p", "Look around", "--output-format", "json")
 
     assert done.returncode == 0, done.stderr
-    assert seen["first_was_running"] is True
+    assert seen["second_came_meanwhile"] is True
     assert "You count files. Answer with a number." in seen["counter_system"]
     assert seen["counter_tools"] == ["glob", "grep", "read_file"]
     first = seen["results"]["toolu_a"]["content"]
