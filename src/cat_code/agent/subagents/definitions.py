@@ -228,7 +228,12 @@ def read_definition_file(path: Path) -> str:
             raise ValueError("it is not a regular file")
         if info.st_size > MAX_DEFINITION_BYTES:
             raise ValueError(f"it is over {MAX_DEFINITION_BYTES // 1024} kB")
-        data = os.read(fd, MAX_DEFINITION_BYTES + 1)
+        chunks: list[bytes] = []
+        left = MAX_DEFINITION_BYTES + 1  # one more: a file whose size lies still shows it
+        while left > 0 and (chunk := os.read(fd, left)):
+            chunks.append(chunk)
+            left -= len(chunk)
+        data = b"".join(chunks)
     finally:
         os.close(fd)
     if len(data) > MAX_DEFINITION_BYTES:
