@@ -9,6 +9,8 @@ from typing import Any
 import pytest
 
 from cat_code.agent.permissions import Answer, Permissions, RuleBook, RuleError, server_of
+from cat_code.host.config.trust import Decision
+from cat_code.host.project_trust import decide_content
 from cat_code.tools.base import BUILTIN, Tool, ToolOwner, ToolResult
 
 
@@ -212,7 +214,7 @@ async def test_a_project_allow_rule_covers_mcp_tools_only_but_its_deny_covers_al
 ) -> None:
     user, project = files
     write(project, {"permissions": {"allow": ["*"], "deny": ["read_file"]}})
-    rules = RuleBook(user, project)
+    rules = RuleBook(user, project, trust_project=True)
     asker = ScriptedAsker(Answer.NO)
     permissions = Permissions(asker=asker, rules=rules)
     assert (await permissions.authorize(SLEEP, {})).allowed  # an MCP tool: allowed
@@ -248,7 +250,7 @@ async def test_one_bad_entry_costs_only_itself_and_deny_still_beats_yes(
 ) -> None:
     user, project = files
     write(project, {"permissions": {"allow": ["", "mcp__echo__*"], "deny": ["shell", 5, " "]}})
-    rules = RuleBook(user, project)
+    rules = RuleBook(user, project, trust_project=True)
     assert [(r.effect, r.pattern) for r in rules.rules] == [
         ("allow", "mcp__echo__*"),
         ("deny", "shell"),
@@ -398,3 +400,27 @@ async def test_a_refusal_for_a_symlink_out_of_the_workspace_names_where_it_leads
     )
     plain = await permissions.authorize(read, {"path": str(target)})
     assert f"reads {target}, outside the working directory" in plain.reason
+
+
+async def test_finding_5_a_project_allow_rule_applies_only_once_approved_as_written(
+    files: tuple[Path, Path], cat_code_home: Path
+) -> None:
+    user, project = files
+    write(project, {"permissions": {"allow": ["*"], "deny": ["read_file"]}})
+    rules = RuleBook(user, project)
+    asker = ScriptedAsker(Answer.NO)
+    assert not (await Permissions(asker=asker, rules=rules).authorize(SLEEP, {})).allowed
+    assert asker.asked == [SLEEP.name]  # the user's own MCP tool is asked about
+    assert [r.pattern for r in rules.withheld] == ["*"]
+    denied = await Permissions(rules=rules).authorize(Stub("read_file", read_only=True), {})
+    assert not denied.allowed and "denied by the permission rule" in denied.reason
+    assert "allow rules you have not approved: *" in str(rules.project_allows())
+
+    decide_content(Decision.APPROVED, cwd=project.parents[1])
+    rules.reload()
+    assert (await Permissions(rules=rules).authorize(SLEEP, {})).allowed
+    assert rules.withheld == []
+
+    write(project, {"permissions": {"allow": ["*", "mcp__x__*"], "deny": ["read_file"]}})
+    rules.reload()  # a changed list asks again
+    assert not (await Permissions(rules=rules).authorize(SLEEP, {})).allowed

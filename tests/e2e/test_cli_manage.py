@@ -542,17 +542,19 @@ def test_import_from_every_source_adds_converted_entries_and_keeps_the_rest(shel
     assert f"From vscode ({shell.project}/.vscode/mcp.json):" in out
     assert "skipped: 'github' already exists" in out  # a clash with the user's own entry
     assert "note: asks for input 'token': set TOKEN in the environment instead" in out
-    assert f"Imported 6 of 7 server(s) into {shell.user_file}." in out
+    assert f"Imported 5 of 7 server(s) into {shell.user_file}." in out
+    assert "1 server(s) from this folder's own files (vs-http) went into" in out
     after = shell.user_file.read_text()
     assert after.startswith(before[: before.index("\n  },\n")])  # the old entries, untouched
     assert after.endswith(before[before.index("\n  },\n") :])  # and everything after them
     servers = json.loads(after)["mcpServers"]
-    assert list(servers) == ["github", "desktop-echo", "sentry", "cursor-remote", "vs-http",
-                             "gem-sse", "gem-http"]  # fmt: skip
+    assert list(servers) == ["github", "desktop-echo", "sentry", "cursor-remote", "gem-sse",
+                             "gem-http"]  # fmt: skip
+    project_servers = json.loads(shell.project_file.read_text())["mcpServers"]
     assert servers["github"]["command"] == "npx"  # the user's, not Claude Code's
     assert servers["sentry"] == {"type": "http", "url": "https://mcp.sentry.dev/mcp"}
     assert servers["cursor-remote"]["headers"] == {"K": "${C_KEY}"}
-    assert servers["vs-http"]["headers"] == {"Authorization": "Bearer ${TOKEN}"}
+    assert project_servers["vs-http"]["headers"] == {"Authorization": "Bearer ${TOKEN}"}
     assert servers["gem-sse"] == {"type": "sse", "url": "http://127.0.0.1:1/sse",
                                   "requestTimeoutMs": 4000}  # fmt: skip
     assert servers["gem-http"] == {"type": "http", "url": "https://g.example.com/mcp"}

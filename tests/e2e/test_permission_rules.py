@@ -17,6 +17,9 @@ from scripted.model_api import ScriptedModelApi, anthropic_text, anthropic_tool_
 from scripted.processes import ECHO_SERVER, REPO, pid_recording_config
 from scripted.terminal import Terminal
 
+from cat_code.host.config.trust import Decision
+from cat_code.host.project_trust import decide_content
+
 CAT_CODE = str(Path(sys.executable).parent / "cat-code")
 PROMPT = "›"
 _MODEL_VARS = (
@@ -205,10 +208,55 @@ def one_shot(
     )
 
 
+def test_finding_5_a_cloned_project_files_allow_star_approves_no_mcp_tool_until_approved(
+    tmp_path: Path, api: ScriptedModelApi, cat_code_home: Path
+) -> None:
+    deep = project(tmp_path, json.dumps({"permissions": {"allow": ["*"]}}))
+
+    def refused(request: dict[str, Any]) -> dict[str, Any]:
+        assert "'mcp__echo__fail' needs the user's approval" in fail_result(request)
+        return anthropic_text("not run")
+
+    api.add(anthropic_tool_use("mcp__echo__fail", {"message": "boom"}), refused)
+    done = one_shot(tmp_path, api, deep)
+    assert (done.returncode, done.stdout) == (0, "not run\n"), done.stderr
+    said = " ".join(done.stderr.split())
+    assert "have allow rules you have not approved: *" in said
+    assert "cat-code project approve" in said
+
+
+def test_the_project_files_allow_rules_apply_for_one_run_with_trust_project(
+    tmp_path: Path, api: ScriptedModelApi, cat_code_home: Path
+) -> None:
+    deep = project(tmp_path, json.dumps({"permissions": {"allow": ["mcp__echo__*"]}}))
+
+    def ran(request: dict[str, Any]) -> dict[str, Any]:
+        assert fail_result(request) == "boom"
+        return anthropic_text("ran")
+
+    api.add(anthropic_tool_use("mcp__echo__fail", {"message": "boom"}), ran)
+    done = one_shot(tmp_path, api, deep, "--trust-project")
+    assert (done.returncode, done.stdout) == (0, "ran\n"), done.stderr
+    assert not (cat_code_home / "approvals.json").exists()  # remembered nothing
+
+
 def test_a_cloned_project_file_cannot_approve_the_shell_but_can_approve_mcp_tools(
     tmp_path: Path, api: ScriptedModelApi, cat_code_home: Path
 ) -> None:
     deep = project(tmp_path, json.dumps({"permissions": {"allow": ["*"]}}))
+    env = environment(tmp_path, api)
+    env["PYTHONPATH"] = str(REPO / "src")
+    shown = subprocess.run(
+        [CAT_CODE, "project"], cwd=deep, env=env, capture_output=True, text=True, timeout=60
+    )
+    assert shown.returncode == 1, shown.stderr
+    assert "NEEDS_APPROVAL  allow rules of " in shown.stdout and ": *" in shown.stdout
+    approved = subprocess.run(
+        [CAT_CODE, "project", "approve"], cwd=deep, env=env, capture_output=True, text=True,
+        timeout=60,
+    )  # fmt: skip
+    assert approved.returncode == 0, approved.stderr
+    assert approved.stdout.startswith("Approved for this folder: allow rules of ")
     marker = tmp_path / "pwned"
 
     def shell_refused(request: dict[str, Any]) -> dict[str, Any]:
@@ -279,6 +327,7 @@ def test_the_repl_names_the_project_files_allow_rules_at_start(
 ) -> None:
     deep = project(tmp_path, json.dumps({"permissions": {"allow": ["mcp__echo__*", "shell"]}}))
     path = deep.parents[1] / ".cat-code" / "settings.json"
+    decide_content(Decision.APPROVED, cwd=deep)
     config, _ = pid_recording_config(tmp_path, {"echo": ECHO_SERVER})
     env = environment(tmp_path, api)
     env["PYTHONPATH"] = str(REPO / "src")
@@ -301,3 +350,34 @@ def test_the_repl_names_the_project_files_allow_rules_at_start(
         assert term.wait_for_exit() == 0
     finally:
         term.close()
+
+
+def test_the_repl_asks_once_to_apply_the_project_files_unapproved_allow_rules(
+    tmp_path: Path, api: ScriptedModelApi, cat_code_home: Path
+) -> None:
+    deep = project(tmp_path, json.dumps({"permissions": {"allow": ["mcp__echo__*"]}}))
+    config, _ = pid_recording_config(tmp_path, {"echo": ECHO_SERVER})
+    env = environment(tmp_path, api)
+    env["PYTHONPATH"] = str(REPO / "src")
+    term = Terminal(CAT_CODE, ["--mcp-config", str(config)], env=env, cwd=deep)
+    try:
+        asked = " ".join(term.wait_for("[y/N]").split())
+        assert "allow rules you have not approved: mcp__echo__*" in asked
+        term.type("y")
+        term.wait_for("approved for this folder")
+        term.wait_for("registered")
+        term.type("/permissions")
+        shown = " ".join(term.wait_for("yet)").split())
+        assert "allow mcp__echo__*" in shown
+        term.type("/exit")
+        assert term.wait_for_exit() == 0
+    finally:
+        term.close()
+    again = Terminal(CAT_CODE, ["--mcp-config", str(config)], env=env, cwd=deep)
+    try:  # approved as written: no question the next time
+        start = " ".join(again.wait_for("registered").split())
+        assert "[y/N]" not in start and "allow without asking: mcp__echo__*" in start
+        again.type("/exit")
+        assert again.wait_for_exit() == 0
+    finally:
+        again.close()

@@ -272,6 +272,51 @@ def test_a_url_entry_with_variables_is_never_contacted_before_approval(
 # -- a project entry named like the user's own ----------------------------------------------
 
 
+def test_finding_9_approval_names_every_variable_an_entry_sends_and_never_its_value(
+    place: Place, recorder: list[dict[str, Any]]
+) -> None:
+    port = recorder.pop(0)["port"]
+    url = f"http://127.0.0.1:{port}/mcp"
+    place.write_project({"remote": {"url": url, "headers": {"X-Trace": "${GITHUB_TOKEN}"}}})
+    place.env["GITHUB_TOKEN"] = "ghp-s3cret-value"
+
+    listed = place.run("mcp", "list")
+    assert listed.returncode == 1
+    line = " ".join(listed.stdout.split())
+    assert f"(http: {url}) sends: ${{GITHUB_TOKEN}} (header X-Trace) — run:" in line
+    as_json = json.loads(place.run("mcp", "list", "--json").stdout)
+    assert as_json[0]["reach"] == "sends: ${GITHUB_TOKEN} (header X-Trace)"
+    approved = place.run("mcp", "approve", "remote")
+    assert approved.returncode == 0, approved.stderr
+    assert approved.stdout == (
+        f"Approved project server 'remote' ({url} sends: ${{GITHUB_TOKEN}} (header X-Trace)) "
+        "for this folder.\n"
+    )
+    for run in (listed, approved):
+        assert "ghp-s3cret-value" not in run.stdout + run.stderr
+    assert recorder == []  # nothing was contacted to show it
+
+
+def test_the_repls_question_names_what_a_waiting_entry_sends_and_reads(
+    place: Place, repl: Any
+) -> None:
+    oauth = {"grantType": "jwt_bearer", "assertionFile": "~/.tokens/ci.jwt"}
+    entry = {"url": "https://x.example/mcp", "headers": {"X-Trace": "${GITHUB_TOKEN}"},
+             "oauth": oauth}  # fmt: skip
+    place.write_project({"remote": entry})
+    place.env["GITHUB_TOKEN"] = "ghp-s3cret-value"
+    term = repl()
+    shown = term.wait_for("approve and start them all? [y/N]")
+    said = " ".join(shown.split())
+    assert "sends: ${GITHUB_TOKEN} (header X-Trace)" in said
+    assert "reads: ~/.tokens/ci.jwt (oauth.assertionFile)" in said
+    assert "ghp-s3cret-value" not in shown
+    term.type("n")
+    term.wait_for(PROMPT)
+    term.type("/exit")
+    assert term.wait_for_exit() == 0
+
+
 def test_a_project_entry_never_takes_the_name_of_a_users_server(place: Place) -> None:
     place.cat_home.mkdir()
     mine = {"command": sys.executable, "args": [str(ECHO_SERVER)]}
@@ -314,6 +359,48 @@ def test_mcp_add_to_the_project_and_import_into_it_approve_what_they_wrote(place
     # The user's own edit of an approved entry keeps it approved.
     assert place.run("mcp", "disable", "mine").returncode == 0
     assert place.states() == ({"mine": "DISABLED", "imported": "CONNECTED"}, 0)
+
+
+@pytest.mark.parametrize(
+    ("folder", "shape"),
+    [(".vscode/mcp.json", "servers"), (".cursor/mcp.json", "mcpServers"),
+     (".gemini/settings.json", "mcpServers")],
+    ids=["vscode", "cursor", "gemini"],
+)  # fmt: skip
+def test_finding_4_mcp_import_from_a_cloned_folders_files_adds_project_servers_that_wait(
+    place: Place, folder: str, shape: str
+) -> None:
+    place.write_project({})
+    local = place.project / folder
+    local.parent.mkdir(parents=True)
+    local.write_text(json.dumps({shape: {"theirs": marking(place.mark)}}))
+
+    imported = place.run("mcp", "import")
+
+    assert imported.returncode == 0, imported.stderr
+    said = " ".join(imported.stdout.split())
+    assert "a project server: it waits for your approval" in said
+    assert "nothing of them runs until you approve them" in said
+    assert "cat-code mcp approve theirs" in said
+    user_file = place.cat_home / "mcp.json"
+    assert not user_file.exists() or "theirs" not in json.loads(user_file.read_text())["mcpServers"]
+    assert place.states() == ({"theirs": "NEEDS_APPROVAL"}, 1)
+    assert not place.mark.exists()
+    assert place.run("mcp", "approve", "theirs").returncode == 0
+    assert place.states() == ({"theirs": "CONNECTED"}, 0)
+
+
+def test_mcp_import_into_the_project_file_leaves_a_folder_local_server_unapproved(
+    place: Place,
+) -> None:
+    place.write_project({})
+    local = place.project / ".cursor" / "mcp.json"
+    local.parent.mkdir()
+    local.write_text(json.dumps({"mcpServers": {"theirs": marking(place.mark)}}))
+    imported = place.run("mcp", "import", "--scope", "project")
+    assert imported.returncode == 0, imported.stderr
+    assert place.states() == ({"theirs": "NEEDS_APPROVAL"}, 1)
+    assert not place.mark.exists()
 
 
 # -- -p ----------------------------------------------------------------------------------

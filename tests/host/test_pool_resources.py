@@ -26,6 +26,7 @@ from cat_code.host.server import McpServer
 from cat_code.mcp.errors import McpError, TransportClosed
 from cat_code.mcp.resources import blob_bytes, contents_text
 from cat_code.mcp.transports.stdio import StdioTransport
+from cat_code.mcp.wire import ReadResourceResult
 
 SOURCE = Path("test-mcp.json")
 RESOURCE_SERVER = SERVERS / "resource_server.py"
@@ -81,19 +82,19 @@ async def test_templates_are_listed(notes: McpPool) -> None:
 
 
 async def test_text_and_blob_resources_are_read(notes: McpPool) -> None:
-    text = await notes.read_resource("notes", "note://readme")
+    text = await read_from(notes, "notes", "note://readme")
     assert contents_text(text) == "# Read me\nThe notes server."
-    blob = await notes.read_resource("notes", "note://logo")
+    blob = await read_from(notes, "notes", "note://logo")
     [contents] = blob["contents"]
     assert blob_bytes(contents) == b"\x89PNG\r\n\x1a\nfake"
     assert contents_text(blob) == "[binary resource note://logo: image/png, 12 bytes]"
-    filled = await notes.read_resource("notes", "colour://teal")
+    filled = await read_from(notes, "notes", "colour://teal")
     assert contents_text(filled) == "the colour teal"
 
 
 async def test_an_unknown_resource_is_the_servers_error(notes: McpPool) -> None:
     with pytest.raises(McpError):
-        await notes.read_resource("notes", "note://nothing-here")
+        await read_from(notes, "notes", "note://nothing-here")
 
 
 async def test_prompts_are_listed_over_every_page_and_got_with_arguments(notes: McpPool) -> None:
@@ -106,7 +107,9 @@ async def test_prompts_are_listed_over_every_page_and_got_with_arguments(notes: 
         ("focus", False),
     ]
     assert "/mcp__notes__review" in command_names(notes.known_prompts())
-    result = await notes.get_prompt("notes", "review", {"path": "a.py", "focus": "style"})
+    result = await notes.use(
+        "notes", lambda c: c.get_prompt("review", {"path": "a.py", "focus": "style"})
+    )
     [message] = result["messages"]
     assert message["role"] == "user"
     assert message["content"] == {"type": "text", "text": "Review a.py, focusing on style."}
@@ -115,14 +118,15 @@ async def test_prompts_are_listed_over_every_page_and_got_with_arguments(notes: 
 async def test_completion_answers_for_prompt_arguments_and_template_variables(
     notes: McpPool,
 ) -> None:
-    prompt = await notes.complete("notes", {"type": "ref/prompt", "name": "paint"}, "colour", "b")
+    async def complete(ref: Any, argument: str, value: str, *context: dict[str, str]) -> Any:
+        return await notes.use("notes", lambda c: c.complete(ref, argument, value, *context))
+
+    prompt = await complete({"type": "ref/prompt", "name": "paint"}, "colour", "b")
     assert prompt["values"] == ["blue"]
-    template = await notes.complete(
-        "notes", {"type": "ref/resource", "uri": "colour://{name}"}, "name", "c"
-    )
+    template = await complete({"type": "ref/resource", "uri": "colour://{name}"}, "name", "c")
     assert template["values"] == ["cyan"]
-    context = await notes.complete(
-        "notes", {"type": "ref/prompt", "name": "review"}, "focus", "", {"path": "x.py"}
+    context = await complete(
+        {"type": "ref/prompt", "name": "review"}, "focus", "", {"path": "x.py"}
     )
     assert context["values"] == ["x.py security", "x.py style"]
 
@@ -157,7 +161,9 @@ async def test_a_server_without_resources_or_prompts_is_not_asked() -> None:
         assert server.client is not None
         assert (await pool.resources()).items == []
         assert (await pool.prompts()).items == []
-        completion = await pool.complete("echo", {"type": "ref/prompt", "name": "x"}, "a", "")
+        completion = await pool.use(
+            "echo", lambda c: c.complete({"type": "ref/prompt", "name": "x"}, "a", "")
+        )
         assert completion == {"values": []}
 
 
@@ -166,10 +172,14 @@ async def test_asking_a_server_that_is_not_connected_names_it() -> None:
     async with McpPool(config) as pool:
         await pool.connect_all()
         with pytest.raises(UnknownServer, match="'dead'"):
-            await pool.read_resource("dead", "x://y")
+            await pool.use("dead", lambda c: c.read_resource("x://y"), heal=True)
         with pytest.raises(TransportClosed, match="'dead' is FAILED"):
-            await pool.servers[0].read_resource("x://y")
+            await pool.servers[0].use(lambda c: c.read_resource("x://y"), heal=True)
         assert resource_tools(McpPool(McpConfig())) == []
+
+
+async def read_from(pool: McpPool, server: str, uri: str) -> ReadResourceResult:
+    return await pool.use(server, lambda c: c.read_resource(uri), heal=True)
 
 
 # -- server-everything (the TypeScript SDK) ------------------------------------------------
@@ -188,11 +198,11 @@ async def test_server_everything_resources_templates_prompts_and_completion() ->
         assert "demo://resource/dynamic/blob/{resourceId}" in [
             t["uriTemplate"] for _, t in templates.items
         ]
-        features = await pool.read_resource(
-            "everything", "demo://resource/static/document/features.md"
+        features = await read_from(
+            pool, "everything", "demo://resource/static/document/features.md"
         )
         assert "## Resources" in contents_text(features)
-        blob = await pool.read_resource("everything", "demo://resource/dynamic/blob/3")
+        blob = await read_from(pool, "everything", "demo://resource/dynamic/blob/3")
         [contents] = blob["contents"]
         assert (blob_bytes(contents) or b"").startswith(b"Resource 3: This is a base64 blob")
         # A blob of a textual type reaches readers decoded.
@@ -201,16 +211,18 @@ async def test_server_everything_resources_templates_prompts_and_completion() ->
         prompts = await pool.prompts()
         args = next(p for _, p in prompts.items if p["name"] == "args-prompt")
         assert [a["name"] for a in args["arguments"]] == ["city", "state"]
-        got = await pool.get_prompt("everything", "args-prompt", {"city": "Paris"})
+        got = await pool.use("everything", lambda c: c.get_prompt("args-prompt", {"city": "Paris"}))
         assert got["messages"][0]["content"] == {
             "type": "text",
             "text": "What's weather in Paris?",
         }
 
         ref: Any = {"type": "ref/prompt", "name": "completable-prompt"}
-        department = await pool.complete("everything", ref, "department", "S")
+        department = await pool.use("everything", lambda c: c.complete(ref, "department", "S"))
         assert department["values"] == ["Sales", "Support"]
-        names = await pool.complete("everything", ref, "name", "", {"department": "Sales"})
+        names = await pool.use(
+            "everything", lambda c: c.complete(ref, "name", "", {"department": "Sales"})
+        )
         assert names["values"] == ["David", "Eve", "Frank"]
 
 
@@ -254,7 +266,7 @@ async def test_a_crashed_server_is_started_again_by_a_resource_read_or_listing()
             await wait_until(lambda: server.state == "FAILED", timeout=10)
 
         await crash(server)
-        read = await pool.read_resource("notes", "note://readme")
+        read = await read_from(pool, "notes", "note://readme")
         assert contents_text(read) == "# Read me\nThe notes server."
         assert (server.state, server.restarts) == ("CONNECTED", 1)
 

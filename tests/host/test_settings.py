@@ -132,5 +132,36 @@ def test_the_walk_stops_at_the_git_root_and_below_home(tree: Path) -> None:
     assert project_settings_path(tree) == tree / ".cat-code" / "settings.json"  # run in home
     (tree / "repo" / ".git").rmdir()
     outside = tree.parent / "work" / "x"
-    outside.mkdir(parents=True)  # not under home, no git: up to the nearest file
-    assert project_settings_path(outside) == tree.parent / ".cat-code" / "settings.json"
+    outside.mkdir(parents=True)  # not under home, no git: the working directory only
+    assert project_settings_path(outside) == outside / ".cat-code" / "settings.json"
+
+
+def test_finding_5_without_a_git_root_a_settings_file_in_a_parent_folder_does_not_apply(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv("HOME", str(tmp_path / "home"))
+    shared = tmp_path / "shared"  # like /tmp: another user left a .cat-code there
+    project_file(shared)
+    work = shared / "me" / "work"
+    work.mkdir(parents=True)
+    assert project_settings_path(work) == work / ".cat-code" / "settings.json"
+    own = project_file(work)
+    assert project_settings_path(work) == own
+    (shared / "me" / ".git").mkdir()  # in a repository: up to its root, not above
+    repo_file = project_file(shared / "me")
+    own.unlink()
+    assert project_settings_path(work) == repo_file
+
+
+def test_a_git_folder_owned_by_someone_else_is_no_project_root(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv("HOME", str(tmp_path / "home"))
+    (tmp_path / ".git").mkdir()
+    project_file(tmp_path)
+    work = tmp_path / "work"
+    work.mkdir()
+    assert project_settings_path(work) == tmp_path / ".cat-code" / "settings.json"
+    mine = os.getuid()
+    monkeypatch.setattr(os, "getuid", lambda: mine + 1)  # the .git is now another user's
+    assert project_settings_path(work) == work / ".cat-code" / "settings.json"

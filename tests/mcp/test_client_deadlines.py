@@ -106,7 +106,7 @@ async def test_a_closed_client_leaves_no_timer_behind() -> None:
 
     await client.close()
 
-    assert client._deadlines._timer is None
+    assert client.requests.deadlines._timer is None
 
 
 def progressing(fake: FakeTransport, notes: int, gap: float) -> Any:

@@ -22,11 +22,13 @@ nearest up to the git root, see `project_settings_path`), as
 covers exactly that server's tools (by the tool's owner, so server ``a`` never covers
 server ``a__b``'s); other globs match the registered name.
 
-A project file comes with whatever was cloned, so it is trusted less: its ``allow``
-rules only ever cover MCP tools, never built-in ones (``shell`` and the like), whatever
-the glob; its ``deny`` rules cover everything. "Always" answers are saved to the user's
-file; only that file is ever written. ``allow`` and ``deny`` are read separately and
-entry by entry: a bad entry is named in a warning and skipped, the others hold. A file
+A project file comes with whatever was cloned, so it is trusted less: its ``deny`` rules
+cover everything, always; its ``allow`` rules apply only once the user approved them as
+written (`cat_code.host.project_trust`; ``--trust-project``: for one run), and even then
+only ever cover MCP tools, never built-in ones (``shell`` and the like), whatever the glob.
+"Always" answers are saved to the user's file; only that file is ever written. ``allow``
+and ``deny`` are read separately and entry by entry: a bad entry is named in a warning and
+skipped, the others hold. A file
 that cannot be read at all is named in a warning, left untouched, and its rules
 ignored; the answers then last for this session only.
 """
@@ -43,6 +45,9 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Literal
 
+from cat_code.host.config.trust import ContentKind
+from cat_code.host.project_trust import read_content
+from cat_code.host.safe_text import safe_line
 from cat_code.host.settings import (
     Settings,
     SettingsError,
@@ -184,8 +189,18 @@ def rules_in(settings: Settings, source: Source, path: Path) -> tuple[list[Rule]
 class RuleBook:
     """The permission rules of a session: both files' and the answers not saved."""
 
-    def __init__(self, user_file: Path | None = None, project_file: Path | None = None) -> None:
+    def __init__(
+        self,
+        user_file: Path | None = None,
+        project_file: Path | None = None,
+        *,
+        trust_project: bool = False,
+    ) -> None:
         self.user_file = user_file
+        #: The project's allow rules apply without an approval (``--trust-project``).
+        self.trust_project = trust_project
+        #: The project's allow rules held back until the user approves them.
+        self.withheld: list[Rule] = []
         # The project file may be the user's own (cat-code started in the home folder).
         same = (
             project_file is not None
@@ -202,9 +217,9 @@ class RuleBook:
         self.reload()
 
     @classmethod
-    def from_settings(cls, cwd: Path | None = None) -> RuleBook:
+    def from_settings(cls, cwd: Path | None = None, *, trust_project: bool = False) -> RuleBook:
         """The user's settings file and the project's (of ``cwd``)."""
-        return cls(user_settings_path(), project_settings_path(cwd))
+        return cls(user_settings_path(), project_settings_path(cwd), trust_project=trust_project)
 
     def reload(self) -> None:
         """Read both files again (another cat-code may have saved an answer meanwhile)."""
@@ -224,9 +239,18 @@ class RuleBook:
                 self.problems[path] = exc.problem
                 continue
             found, faults = rules_in(settings, source, path)
+            if source == "project":
+                found = self._approved_only(path, found)
             rules.extend(found)
             self.faults.extend(faults)
         self.rules = rules + self._session
+
+    def _approved_only(self, path: Path, found: list[Rule]) -> list[Rule]:
+        """A project's rules without its allow rules until they are approved as written."""
+        content = None if self.trust_project else read_content(ContentKind.RULES, path)
+        approved = content is None or content.approved
+        self.withheld = [] if approved else [r for r in found if r.effect == "allow"]
+        return [r for r in found if r not in self.withheld]
 
     @property
     def deny_unknown(self) -> list[Path]:
@@ -247,6 +271,12 @@ class RuleBook:
 
     def project_allows(self) -> str | None:
         """The note shown at start when the project's file allows tools, else None."""
+        if self.withheld:
+            return (
+                f"project settings {self.project_file} have allow rules you have not approved: "
+                f"{', '.join(safe_line(r.pattern) for r in self.withheld)}; they do not apply "
+                "until you do (cat-code project approve); its deny rules apply"
+            )
         allowed = [r.pattern for r in self.rules if r.source == "project" and r.effect == "allow"]
         if not allowed:
             return None
@@ -382,6 +412,8 @@ class RuleBook:
                     f"  {number:>2}. {rule.effect:<5}  {rule.pattern.ljust(width)}  {where}"
                 )
         lines.extend(f"  ! {warning}" for warning in self.warnings())
+        if (withheld := self.project_allows()) is not None and self.withheld:
+            lines.append(f"  ! {withheld}")
         lines.append("  " + self._files_line())
         lines.append(
             "  a project's allow rules cover MCP tools (mcp__…) only, never built-in tools such "

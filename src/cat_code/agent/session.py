@@ -72,6 +72,7 @@ class Session:
         cwd: Path | None = None,
         append_system_prompt: str | None = None,
         resume: LoadedSession | None = None,
+        trust_project: bool = False,
     ) -> None:
         from cat_code.agent.memory import load_memory
         from cat_code.host.home import cat_code_home
@@ -91,7 +92,7 @@ class Session:
         except (ModelSpecError, NoModelConfigured) as exc:
             self.model_problem = str(exc)
         self.registry = ToolRegistry(builtin_tool_list(self.cwd, self.ledger))
-        self.rules = RuleBook.from_settings()
+        self.rules = RuleBook.from_settings(self.cwd, trust_project=trust_project)
         #: cwd and ``--add-dir``; ``/add-dir`` adds more (every server shares them).
         self.roots = Roots(add_dirs)
         self.permissions = Permissions(

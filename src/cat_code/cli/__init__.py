@@ -70,6 +70,10 @@ def _dispatch(parser: argparse.ArgumentParser, args: argparse.Namespace) -> int:
             from cat_code.cli.mcp_servers import run_mcp_command
 
             return run_mcp_command(args)
+        if args.command == "project":
+            from cat_code.cli.project import run_project_command
+
+            return run_project_command(args)
         if args.command == "sessions":
             from cat_code.cli.sessions import run_sessions_command
 

@@ -12,7 +12,9 @@ written, their ``:-default`` masked) and connects it for its live state and tool
 Scopes: ``user`` is ``$CAT_CODE_HOME/mcp.json``, ``project`` is ``./.mcp.json`` (whose
 entry is not used when both name a server: `cat_code.host.config.load`); ``--mcp-config
 FILE`` replaces both, for every verb (``add`` and ``import`` write to it, so they take one
-only); what ``add`` and ``import`` write into ``./.mcp.json`` is approved for this folder.
+only); what ``add`` and ``import`` write into ``./.mcp.json`` is approved for this folder,
+except what ``import`` found in the project's own files (``.vscode/mcp.json`` and the like):
+those go into ``./.mcp.json`` unapproved, whatever the scope, as project servers.
 A file that cannot be read is skipped with a warning unless it is the one to change.
 Exit codes: 0 done, 1 refused or failed, 2 a usage error.
 """
@@ -726,32 +728,57 @@ def _import(args: argparse.Namespace) -> int:
         for path in found.looked:
             print_line(f"  {path}")
         return EXIT_OK
-    with editing(target):
-        return _import_locked(args, found.servers, target)
+    project = scope_path(PROJECT)
+    with editing(target, project):
+        return _import_locked(args, found.servers, target, project)
 
 
-def _import_locked(args: argparse.Namespace, servers: list[FoundServer], target: Path) -> int:
-    file = ConfigFile.read(target)
+def _import_locked(
+    args: argparse.Namespace, servers: list[FoundServer], target: Path, project: Path
+) -> int:
+    """Import ``servers`` into ``target``; those found in the project's own files
+    (`FoundServer.local`) into ``project`` (./.mcp.json) instead, as project servers
+    waiting for approval: a repository's servers never become the user's own."""
+    files = {target: ConfigFile.read(target)}
+    if any(s.local for s in servers) and not same_file(project, target):
+        files[project] = ConfigFile.read(project)
     taken: dict[str, FoundServer] = {}
+    written: dict[str, Path] = {}  # name -> the file it goes into
     outcomes: list[tuple[FoundServer, str]] = []
     dry = args.dry_run
     for server in servers:
-        imported, outcome = _plan(server, file, target, taken, force=args.force, dry=dry)
+        dest = project if server.local and project in files else target
+        imported, outcome = _plan(server, files[dest], dest, taken, force=args.force, dry=dry)
+        if imported and server.local:
+            outcome += f" to {dest} (a project server: it waits for your approval)"
         outcomes.append((server, outcome))
         if imported and server.entry is not None:
             taken[server.name] = server
+            written[server.name] = dest
             if not dry:
-                file.set_entry(server.name, server.entry)
+                files[dest].set_entry(server.name, server.entry)
     print_line(_describe_import(outcomes))
-    count = len(taken)
+    local = [name for name, server in taken.items() if server.local]
+    count = len(taken) - len(local)
     if dry:
         print_line(f"Dry run: {count} of {len(outcomes)} server(s) would be imported into "
                f"{target}; nothing was written.")  # fmt: skip
+        if local:
+            print_line(f"{len(local)} more from this folder's own files would go into {project} "
+                       "as project servers waiting for approval.")  # fmt: skip
         return EXIT_OK
-    if count:
-        file.write()
-        _approve_if_project(target, {name: found.entry for name, found in taken.items()})
+    for path in dict.fromkeys(written.values()):
+        files[path].write()
+    theirs = {name: found.entry for name, found in taken.items() if not found.local}
+    _approve_if_project(target, theirs)  # only what came from the user's own files
     print_line(f"Imported {count} of {len(outcomes)} server(s) into {target}.")
+    if local:
+        names = " ".join(local)
+        print_line(
+            f"{len(local)} server(s) from this folder's own files ({', '.join(local)}) went "
+            f"into {project} as project servers: nothing of them runs until you approve them. "
+            f"Check each command (cat-code mcp list), then: cat-code mcp approve {names}"
+        )
     return EXIT_OK
 
 

@@ -124,7 +124,7 @@ async def _read(pool: McpPool, server: str, uri: str, *, as_json: bool) -> int:
     if _connect_failures(pool):
         return EXIT_FAILED
     try:
-        result = await pool.read_resource(server, uri)
+        result = await pool.use(server, lambda c: c.read_resource(uri), heal=True)
     except Exception as exc:  # the command's boundary: any failure is the read's
         print_error(read_failure(server, uri, exc))
         return EXIT_FAILED

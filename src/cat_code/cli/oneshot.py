@@ -314,6 +314,7 @@ async def _run(
         events=(events := _OneShotEvents(report)),
         append_system_prompt=getattr(args, "append_system_prompt", None),
         resume=resumed,
+        trust_project=bool(getattr(args, "trust_project", False)),
     )
     report.session_id, report.meter = session.session_id, session.meter
     report.subagents = session.subagents.runs
@@ -355,6 +356,8 @@ async def _run(
                     )
             for warning in session.rules.warnings():
                 _say(f"cat-code: warning: {warning}")
+            if session.rules.withheld:  # the project's allow rules wait for an approval
+                _say(f"cat-code: {session.rules.project_allows()}")
             servers = [{"name": s.name, "status": _server_state(s.state)} for s in pool.status()]
             model = provider.name.partition(":")[2] or provider.name
             report.init(model, session.registry.names(), servers)

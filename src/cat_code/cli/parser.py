@@ -73,8 +73,8 @@ def _add_common(parser: argparse.ArgumentParser, *, level: int = 0) -> None:
     parser.add_argument(
         "--trust-project", action="store_true", dest=f"trust_project{suffix}",
         default=argparse.SUPPRESS if level else False,
-        help="start ./.mcp.json's servers without approval, for this run only "
-        "(remembers nothing)",
+        help="trust this project's servers (./.mcp.json) and allow rules "
+        "(.cat-code/settings.json) for this run only (remembers nothing)",
     )  # fmt: skip
     parser.add_argument(
         "-v",
@@ -96,6 +96,26 @@ def merge_levels(args: argparse.Namespace) -> None:
         args.add_dir = [*args.add_dir, *given.pop(f"add_dir_{level}", [])]
         args.verbose += given.pop(f"verbose_{level}", 0)
         args.trust_project = given.pop(f"trust_project_{level}", False) or args.trust_project
+
+
+def _add_project(commands: Any) -> None:
+    """``cat-code project [show] | approve | reject [KIND...]`` (cli/project.py)."""
+    project = commands.add_parser(
+        "project", help="approve the project's own permission rules (.cat-code/settings.json)",
+        description="Show, approve or reject what the project's .cat-code/settings.json "
+        "would allow without asking. Its deny rules always apply; its allow rules only once "
+        "you approve them as written (a changed list asks again). Its MCP servers: cat-code "
+        "mcp approve. Exit 0; show exits 1 while something waits for approval.",
+    )  # fmt: skip
+    verbs = project.add_subparsers(dest="project_command", metavar="SUBCOMMAND")
+    verbs.add_parser("show", help="what the project brings, and whether it is approved")
+    for verb, what in (("approve", "let ... apply in this folder"),
+                       ("reject", "keep ... from applying in this folder")):  # fmt: skip
+        cmd = verbs.add_parser(verb, help=what.replace("...", "the project's allow rules"))
+        cmd.add_argument(
+            "kinds", nargs="*", metavar="KIND",
+            help="what to decide (rules: the allow rules; default: everything)",
+        )  # fmt: skip
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -165,6 +185,7 @@ def build_parser() -> argparse.ArgumentParser:
     agents_cmd.add_argument(
         "--json", action="store_true", help="print {agents: [...], warnings: [...]}"
     )
+    _add_project(commands)
     mcp = commands.add_parser(
         "mcp", help="inspect and call the configured MCP servers (no model needed)",
         description="Inspect and call the configured MCP servers. No model or API key needed.",
@@ -325,8 +346,10 @@ def build_parser() -> argparse.ArgumentParser:
         "import",
         help="copy servers from Claude Desktop, Claude Code, Cursor, VS Code, Gemini",
         description="Find the MCP servers other tools have configured (their usual files on "
-        "Linux and macOS, user and project) and add them to cat-code's config. A name "
-        "cat-code already has is skipped unless --force. Exit 0 when done.",
+        "Linux and macOS, user and project) and add them to cat-code's config. Servers of "
+        "the project's own files (.vscode/, .cursor/, .gemini/) go into ./.mcp.json as "
+        "project servers waiting for approval. A name cat-code already has is skipped "
+        "unless --force. Exit 0 when done.",
     )
     _add_common(import_cmd, level=2)
     import_cmd.add_argument(

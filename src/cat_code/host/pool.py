@@ -18,7 +18,7 @@ from __future__ import annotations
 
 import asyncio
 import logging
-from collections.abc import Coroutine
+from collections.abc import Awaitable, Callable, Coroutine
 from typing import TYPE_CHECKING, Any, TypeVar
 
 from cat_code.host.catalog import Gathered, UnknownServer, UnknownSkill, gather
@@ -35,16 +35,13 @@ from cat_code.host.restarts import RestartPolicy
 from cat_code.host.server import McpServer, ServerState, ServerStatus, run_to_end
 from cat_code.host.tool_adapter import McpTool, assign_names
 from cat_code.host.tool_filter import select_tools
+from cat_code.mcp.client import McpClient
 from cat_code.mcp.errors import TransportClosed
 from cat_code.mcp.roots import Roots
 from cat_code.mcp.session.detect import ERAS_FILE, EraMemory
 from cat_code.mcp.skills import LoadedSkill, Skill, VerifiedFile
 from cat_code.mcp.wire import (
-    Completion,
-    CompletionReference,
-    GetPromptResult,
     Prompt,
-    ReadResourceResult,
     Resource,
     ResourceTemplate,
 )
@@ -284,32 +281,42 @@ class McpPool:
             await asyncio.gather(*(s.heal() for s in stopped))
         return self.connected(server)
 
+    async def use(
+        self, server: str, work: Callable[[McpClient], Awaitable[_T]], *, heal: bool = False
+    ) -> _T:
+        """``work`` on the named server's connection (`McpServer.use`): the one way to
+        reach a client feature of one server. ``heal``: a server that offered resources and
+        stopped by itself is started again first. `UnknownServer` when it is not connected."""
+        chosen = await self._with_resources(server) if heal else self.connected(server)
+        return await chosen[0].use(work)
+
     async def resources(self, server: str | None = None) -> Gathered[Resource]:
-        return await gather(await self._with_resources(server), lambda s: s.list_resources())
+        chosen = await self._with_resources(server)
+        return await gather(chosen, lambda s: s.use(McpClient.list_resources))
 
     async def resource_templates(self, server: str | None = None) -> Gathered[ResourceTemplate]:
         chosen = await self._with_resources(server)
-        return await gather(chosen, lambda s: s.list_resource_templates())
+        return await gather(chosen, lambda s: s.use(McpClient.list_resource_templates))
 
     async def prompts(self, server: str | None = None) -> Gathered[Prompt]:
-        return await gather(self.connected(server), lambda s: s.list_prompts())
+        return await gather(self.connected(server), lambda s: s.use(McpClient.list_prompts))
 
     def known_prompts(self) -> list[tuple[str, Prompt]]:
         """Every connected server's prompts as last listed (no request)."""
-        return [(s.name, p) for s in self.connected() for p in s.cached_prompts()]
+        return [(s.name, p) for s in self.connected() for p in s.cached(McpClient.cached_prompts)]
 
     async def skills(self, server: str | None = None) -> Gathered[Skill]:
         """Every connected server's skills (listed, never read: see `cat_code.mcp.skills`)."""
-        return await gather(self.connected(server), lambda s: s.list_skills())
+        return await gather(self.connected(server), lambda s: s.use(McpClient.list_skills))
 
     def known_skills(self) -> list[tuple[str, Skill]]:
         """Every connected server's skills as last listed (no request)."""
-        return [(s.name, k) for s in self.connected() for k in s.cached_skills()]
+        return [(s.name, k) for s in self.connected() for k in s.cached(McpClient.cached_skills)]
 
     async def find_skill(self, server: str, name: str) -> Skill:
         """``server``'s skill named ``name`` (or whose uri it is), as listed now;
         `UnknownSkill` when there is none, or more than one of that name."""
-        listed = await (await self._with_resources(server))[0].list_skills()
+        listed = await self.use(server, McpClient.list_skills, heal=True)
         found = [k for k in listed if name in (k.name, k.uri)]
         if not found:
             raise UnknownSkill(server, name, [k.name for k in listed])
@@ -320,30 +327,12 @@ class McpPool:
     async def load_skill(self, server: str, name: str) -> LoadedSkill:
         """Find, read and verify one skill's ``SKILL.md`` (`SkillRefused` when it fails)."""
         skill = await self.find_skill(server, name)
-        return await self.connected(server)[0].load_skill(skill)
+        return await self.use(server, lambda c: c.load_skill(skill), heal=True)
 
     async def read_skill_file(self, server: str, name: str, path: str) -> VerifiedFile:
         """One file of a skill (a path inside it), read and verified."""
         skill = await self.find_skill(server, name)
-        return await self.connected(server)[0].read_skill_file(skill, path)
-
-    async def read_resource(self, server: str, uri: str) -> ReadResourceResult:
-        return await (await self._with_resources(server))[0].read_resource(uri)
-
-    async def get_prompt(
-        self, server: str, name: str, arguments: dict[str, str]
-    ) -> GetPromptResult:
-        return await self.connected(server)[0].get_prompt(name, arguments)
-
-    async def complete(
-        self,
-        server: str,
-        ref: CompletionReference,
-        argument: str,
-        value: str,
-        context: dict[str, str] | None = None,
-    ) -> Completion:
-        return await self.connected(server)[0].complete(ref, argument, value, context)
+        return await self.use(server, lambda c: c.read_skill_file(skill, path), heal=True)
 
     def instructions(self) -> dict[str, str]:
         """The ``instructions`` of every connected server that gave some, by server name."""
@@ -373,6 +362,7 @@ class McpPool:
                 transport=w.type,
                 target=w.target,
                 error=w.hint,
+                reach=w.reach,
             )
             for w in self.config.waiting  # project entries never started (trust)
         )

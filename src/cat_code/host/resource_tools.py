@@ -149,7 +149,7 @@ class ReadMcpResourceTool(Tool):
         if isinstance(offset, bool) or not isinstance(offset, int) or offset < 0:
             return ToolResult.error("Error: 'offset' must be a whole number, 0 or more")
         try:
-            result = await self.pool.read_resource(server, uri)
+            result = await self.pool.use(server, lambda c: c.read_resource(uri), heal=True)
         except McpClientError as exc:
             return ToolResult.error(f"Error: {read_failure(server, uri, exc)}")
         text = contents_text(result)

@@ -21,7 +21,7 @@ from __future__ import annotations
 import asyncio
 import enum
 import logging
-from collections.abc import Coroutine
+from collections.abc import Awaitable, Callable, Coroutine
 from dataclasses import dataclass, field
 from typing import Any, Protocol, TypeVar
 
@@ -31,16 +31,8 @@ from cat_code.host.restarts import RestartBudget, RestartPolicy
 from cat_code.host.tool_adapter import McpTool
 from cat_code.mcp.client import McpClient
 from cat_code.mcp.errors import ConnectError, McpClientError, TransportClosed, describe_error
-from cat_code.mcp.skills import LoadedSkill, Skill, VerifiedFile
 from cat_code.mcp.wire import (
     CallToolResult,
-    Completion,
-    CompletionReference,
-    GetPromptResult,
-    Prompt,
-    ReadResourceResult,
-    Resource,
-    ResourceTemplate,
     ToolDefinition,
 )
 from cat_code.tools.base import ProgressCallback
@@ -89,9 +81,13 @@ class ServerStatus:
     #: FAILED for good: its restart budget ran out (only a restart by hand starts it).
     #: Kept out of ``error``, which reaches the model: the hint for it is the view's.
     gave_up: bool = False
+    #: A project server waiting for approval: the variables it would expand and the files
+    #: it would read, by name (`cat_code.host.config.reach`).
+    reach: str = ""
 
     def to_json(self) -> dict[str, Any]:
         return {
+            **({"reach": self.reach} if self.reach else {}),
             "name": self.name,
             "state": str(self.state),
             "tools": self.tools,
@@ -527,52 +523,21 @@ class McpServer:
         connected = self._state is ServerState.CONNECTED
         return connected and client is not None and client.offers(feature)
 
-    async def list_resources(self) -> list[Resource]:
-        return await (await self._reachable()).list_resources()
+    async def use(self, work: Callable[[McpClient], Awaitable[_T]], *, heal: bool = False) -> _T:
+        """``work`` on the current connection: the one way to reach a client feature
+        (``server.use(lambda c: c.list_prompts())``). ``heal``: first start the server again
+        if it stopped by itself (within its restart budget), for what the model reaches
+        for (resources, skills); `TransportClosed` when it is not connected."""
+        client = await self._reachable() if heal else self._connected()
+        return await work(client)
 
-    async def list_resource_templates(self) -> list[ResourceTemplate]:
-        return await (await self._reachable()).list_resource_templates()
-
-    async def read_resource(self, uri: str) -> ReadResourceResult:
-        return await (await self._reachable()).read_resource(uri)
-
-    async def list_prompts(self) -> list[Prompt]:
-        return await self._connected().list_prompts()
-
-    def cached_prompts(self) -> list[Prompt]:
-        """The prompts as last listed (no request; [] when not listed or not connected)."""
-        client = self._client
-        if client is None or not self.offers("prompts"):
-            return []
-        return client.cached_prompts() or []
-
-    async def list_skills(self) -> list[Skill]:
-        return await self._connected().list_skills()
-
-    def cached_skills(self) -> list[Skill]:
-        """The skills as last listed (no request; [] when not listed or not connected)."""
+    def cached(self, read: Callable[[McpClient], list[_T] | None]) -> list[_T]:
+        """What ``read`` finds in the connection's caches (no request; [] when the server
+        is not connected or never listed it): ``server.cached(McpClient.cached_prompts)``."""
         client = self._client
         if client is None or self._state is not ServerState.CONNECTED:
             return []
-        return client.cached_skills() or []
-
-    async def load_skill(self, skill: Skill) -> LoadedSkill:
-        return await (await self._reachable()).load_skill(skill)
-
-    async def read_skill_file(self, skill: Skill, path: str) -> VerifiedFile:
-        return await (await self._reachable()).read_skill_file(skill, path)
-
-    async def get_prompt(self, name: str, arguments: dict[str, str]) -> GetPromptResult:
-        return await self._connected().get_prompt(name, arguments)
-
-    async def complete(
-        self,
-        ref: CompletionReference,
-        argument: str,
-        value: str,
-        context: dict[str, str] | None = None,
-    ) -> Completion:
-        return await self._connected().complete(ref, argument, value, context)
+        return read(client) or []
 
     def status(self) -> ServerStatus:
         client = self._client

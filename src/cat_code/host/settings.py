@@ -1,8 +1,10 @@
 """Settings files: ``$CAT_CODE_HOME/settings.json`` (the user's, written by cat-code) and
 the project's ``.cat-code/settings.json`` (only ever read), found by `project_settings_path`:
-the nearest one from the working directory up to the git root (a folder holding ``.git``)
-or to the home directory, whichever comes first (home's own is the user's folder, not a
-project's, so it is looked at only when cat-code runs right there).
+the nearest one from the working directory up to the git root (a folder holding a ``.git``
+of the user's own) or, outside a repository, in the working directory only; never in the
+home directory from below (home's own is the user's folder, not a project's, so it is
+looked at only when cat-code runs right there). A project's allow rules apply only once
+approved (`cat_code.host.project_trust`).
 
 A settings file is one JSON object. `read_settings` gives it whole (a missing file is
 ``{}``) or raises `SettingsError` naming the file and what is wrong. `update_settings`
@@ -17,6 +19,7 @@ from __future__ import annotations
 
 import json
 import logging
+import os
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
@@ -48,19 +51,35 @@ def user_settings_path() -> Path:
 
 def project_settings_path(cwd: Path | None = None) -> Path:
     """The project's settings file: the first ``.cat-code/settings.json`` walking up from
-    ``cwd``, stopping at the git root or below the home directory; ``cwd``'s own (absent)
-    file when there is none."""
+    ``cwd`` to the project's root (`project_root`), never into the home directory from
+    below; ``cwd``'s own (absent) file when there is none."""
     start = (cwd or Path.cwd()).absolute()
     home = _home()
+    top = project_root(start)
     for folder in (start, *start.parents):
         if folder == home and folder != start:
             break  # the home folder's .cat-code is the user's, not a project's
         candidate = folder / PROJECT_SETTINGS
         if candidate.is_file():
             return candidate
-        if (folder / ".git").exists():
-            break  # the repository's root: folders above belong to something else
+        if folder == top:
+            break  # folders above belong to something else
     return start / PROJECT_SETTINGS
+
+
+def project_root(start: Path) -> Path:
+    """The git root above ``start`` (the nearest folder holding a ``.git`` of the user's
+    own), else ``start`` itself: without a repository the search never climbs, so a
+    ``.cat-code`` another user left in a shared parent (``/tmp``) applies to nobody. A
+    ``.git`` owned by someone else is not a root (git's own ``safe.directory`` rule)."""
+    for folder in (start, *start.parents):
+        try:
+            owner = (folder / ".git").stat().st_uid
+        except OSError:
+            continue
+        mine = not hasattr(os, "getuid") or owner == os.getuid()
+        return folder if mine else start
+    return start
 
 
 def _home() -> Path | None:
@@ -126,6 +145,7 @@ __all__ = [
     "SETTINGS_FILE",
     "Settings",
     "SettingsError",
+    "project_root",
     "project_settings_path",
     "read_settings",
     "update_settings",

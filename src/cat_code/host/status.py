@@ -66,6 +66,8 @@ def format_status(
         head = f"  {names[id(s)].ljust(name_width)}  {s.state.ljust(state_width)}"
         # A broken entry may have no target to show: then no empty "(?: )".
         where = f"({s.transport}: {safe_line(s.target)})" if s.target else ""
+        if s.reach:  # what approving it lets the entry send: before the user says yes
+            where = f"{where} {safe_line(s.reach)}".lstrip()
         error = safe_line(s.error) if s.error else s.error
         if in_repl and s.state in (ServerState.NEEDS_APPROVAL, ServerState.REJECTED):
             rejected = s.state is ServerState.REJECTED
@@ -104,7 +106,7 @@ def waiting_lines(config: McpConfig) -> list[str]:
     """The project servers waiting for approval, one line each: name, transport, target."""
     waiting = config.needs_approval
     width = max((len(w.name) for w in waiting), default=0)
-    return [f"  {w.name.ljust(width)}  {w.type}: {w.target}".rstrip() for w in waiting]
+    return [f"  {w.name.ljust(width)}  {w.type}: {w.target}  {w.reach}".rstrip() for w in waiting]
 
 
 def waiting_line(status: ServerStatus) -> str:

@@ -259,4 +259,68 @@ class TaskWait:
             logger.info("%s: cancelled task %s", self.server, self.task_id)
 
 
-__all__ = ["TASKS_EXTENSION", "Shape", "Task", "TaskStatus", "TaskWait", "read_task", "task_shape"]
+#: How many status notifications of not-yet-followed tasks a `TaskTable` keeps.
+EARLY_TASK_NOTES = 32
+
+
+class TaskTable:
+    """The tasks one connection follows: a status notification wakes the call that follows
+    its task; one that arrives before that call has resumed is kept for it (the server
+    may notify first), the last `EARLY_TASK_NOTES` of them."""
+
+    def __init__(self) -> None:
+        self._waits: dict[str, TaskWait] = {}
+        self._early: dict[str, JsonObject] = {}
+
+    def notified(self, params: JsonObject) -> None:
+        task_id = params.get("taskId")
+        if not isinstance(task_id, str):
+            return
+        wait = self._waits.get(task_id)
+        if wait is not None:
+            wait.notified(params)
+            return
+        self._early[task_id] = params
+        while len(self._early) > EARLY_TASK_NOTES:
+            del self._early[next(iter(self._early))]
+
+    async def follow(self, wait: TaskWait) -> JsonObject:
+        """``wait``'s outcome, with the notes of its task delivered on the way."""
+        self._waits[wait.task_id] = wait
+        early = self._early.pop(wait.task_id, None)
+        if early is not None:
+            wait.notified(early)
+        try:
+            return await wait.outcome()
+        finally:
+            self._waits.pop(wait.task_id, None)
+
+
+def task_support(capabilities: JsonObject, tools: list[Any] | None, tool: str) -> bool:
+    """Whether a 2025-11-25 server runs ``tool`` as a task: it declares task-augmented
+    ``tools/call`` and the tool (as listed) allows it (``execution.taskSupport``)."""
+    tasks = capabilities.get("tasks")
+    requests = tasks.get("requests") if isinstance(tasks, dict) else None
+    calls = requests.get("tools") if isinstance(requests, dict) else None
+    if not isinstance(calls, dict) or "call" not in calls:
+        return False
+    for definition in tools or ():
+        if definition.get("name") == tool:
+            execution = definition.get("execution")
+            support = execution.get("taskSupport") if isinstance(execution, dict) else None
+            return support in ("optional", "required")
+    return False
+
+
+__all__ = [
+    "EARLY_TASK_NOTES",
+    "TASKS_EXTENSION",
+    "Shape",
+    "Task",
+    "TaskStatus",
+    "TaskTable",
+    "TaskWait",
+    "read_task",
+    "task_shape",
+    "task_support",
+]

@@ -60,6 +60,8 @@ from cat_code.host.config.load import McpConfig, load_config, load_config_from_a
 from cat_code.host.config.trust import Decision, decide
 from cat_code.host.home import cat_code_home, ensure_home, private_file
 from cat_code.host.pool import McpPool
+from cat_code.host.project_trust import project_content
+from cat_code.host.project_trust import record as record_content
 from cat_code.host.prompts import command_names
 from cat_code.host.safe_text import SafeWriter, safe_line
 from cat_code.host.server import McpServer, ServerState, ServerStatus
@@ -199,6 +201,7 @@ class Repl:
             asker=self._ask_permission,
             append_system_prompt=getattr(args, "append_system_prompt", None),
             resume=resumed,
+            trust_project=bool(getattr(args, "trust_project", False)),
         )
         self.view.side_lines = self.session.subagents.runs.live_lines  # one per subagent
         self.registry = self.session.registry
@@ -243,7 +246,9 @@ class Repl:
             self._say_resumed(self.resumed)
         for warning in self.rules.warnings():
             self.console.print(note_line(f"warning: {warning}"))
-        if (allows := self.rules.project_allows()) is not None:
+        if self.rules.withheld:
+            await self._ask_project_rules()
+        elif (allows := self.rules.project_allows()) is not None:
             self.console.print(note_line(allows))
         config = load_config_from_args(self.args)
         if config.needs_approval:
@@ -298,6 +303,25 @@ class Repl:
             self.console.print(error_line(str(exc)))
             return config
         return self._reread_config() or config
+
+    async def _ask_project_rules(self) -> None:
+        """Name the project's allow rules the user has not approved; ask once to apply them."""
+        waiting = [c for c in project_content() if c.decision is None]
+        if not waiting:  # rejected: said once, not asked
+            self.console.print(note_line(str(self.rules.project_allows())))
+            return
+        self.console.print(Text(str(self.rules.project_allows()), style="yellow"))
+        try:
+            answer = await self._question("approve and apply them? [y/N] › ")
+        except (EOFError, KeyboardInterrupt):
+            answer = ""
+        if answer.strip().lower() not in ("y", "yes"):
+            self.console.print(note_line("not applied — cat-code project approve applies them"))
+            return
+        for content in waiting:
+            record_content(content, Decision.APPROVED)
+        self.rules.reload()
+        self.console.print(note_line("approved for this folder"))
 
     async def _prepare_model(self) -> None:
         if self.provider is not None:

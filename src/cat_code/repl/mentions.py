@@ -31,6 +31,7 @@ from typing import TYPE_CHECKING
 
 from cat_code.host.resource_excerpt import excerpt
 from cat_code.host.resource_tools import read_failure
+from cat_code.mcp.client import McpClient
 from cat_code.mcp.errors import McpClientError
 from cat_code.mcp.resources import (
     contents_text,
@@ -38,6 +39,7 @@ from cat_code.mcp.resources import (
     template_prefix,
     template_variables,
 )
+from cat_code.mcp.wire import CompletionReference
 
 if TYPE_CHECKING:
     from cat_code.host.pool import McpPool
@@ -111,8 +113,9 @@ async def attach_resources(text: str, pool: McpPool | None) -> str:
         return text
 
     async def read(mention: Mention) -> str:
+        uri = mention.uri
         try:
-            result = await pool.read_resource(mention.server, mention.uri)
+            result = await pool.use(mention.server, lambda c: c.read_resource(uri), heal=True)
         except McpClientError as exc:
             raise MentionError(read_failure(mention.server, mention.uri, exc)) from exc
         body = excerpt(contents_text(result), mention.server, mention.uri)
@@ -147,8 +150,8 @@ async def complete_mention(word: str, pool: McpPool) -> list[str]:
         return []
     try:
         async with asyncio.timeout(COMPLETION_TIMEOUT_S):
-            resources = await target.list_resources()
-            templates = await target.list_resource_templates()
+            resources = await target.use(McpClient.list_resources, heal=True)
+            templates = await target.use(McpClient.list_resource_templates, heal=True)
     except (McpClientError, TimeoutError) as exc:
         logger.debug("%s: no resources to complete: %s", server, exc)
         return []
@@ -171,9 +174,8 @@ async def _template_values(server: McpServer, template: str, value: str) -> list
     first = variables[0]
     try:
         async with asyncio.timeout(COMPLETION_TIMEOUT_S):
-            completion = await server.complete(
-                {"type": "ref/resource", "uri": template}, first, value
-            )
+            ref: CompletionReference = {"type": "ref/resource", "uri": template}
+            completion = await server.use(lambda c: c.complete(ref, first, value))
     except (McpClientError, TimeoutError) as exc:
         logger.debug("%s: completing %s failed: %s", server.name, template, exc)
         return []

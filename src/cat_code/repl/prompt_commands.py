@@ -34,7 +34,7 @@ from cat_code.host.prompts import (
     usage,
 )
 from cat_code.mcp.errors import McpClientError
-from cat_code.mcp.wire import GetPromptResult, Prompt
+from cat_code.mcp.wire import CompletionReference, GetPromptResult, Prompt
 
 if TYPE_CHECKING:
     from cat_code.host.pool import McpPool
@@ -142,7 +142,9 @@ def prompt_messages(result: GetPromptResult) -> list[Message]:
 async def get_prompt(pool: McpPool, action: RunPrompt) -> list[Message]:
     """The prompt's messages, or `McpClientError` naming the server and the prompt."""
     try:
-        result = await pool.get_prompt(action.server, action.prompt, action.arguments)
+        result = await pool.use(
+            action.server, lambda c: c.get_prompt(action.prompt, action.arguments)
+        )
     except McpClientError as exc:
         raise McpClientError(
             f"MCP server '{action.server}' could not give prompt {action.prompt!r}: {exc}"
@@ -192,9 +194,8 @@ async def complete_argument(text: str, pool: McpPool) -> tuple[str, list[str]]:
     try:
         server = pool.connected(server_name)[0]
         async with asyncio.timeout(COMPLETION_TIMEOUT_S):
-            completion = await server.complete(
-                {"type": "ref/prompt", "name": prompt["name"]}, argument, value, given
-            )
+            ref: CompletionReference = {"type": "ref/prompt", "name": prompt["name"]}
+            completion = await server.use(lambda c: c.complete(ref, argument, value, given))
     except (McpClientError, TimeoutError) as exc:
         logger.debug("%s: completing %s failed: %s", server_name, argument, exc)
         return current, []

@@ -242,3 +242,24 @@ def test_strip_jsonc_keeps_strings_and_line_numbers() -> None:
     stripped = strip_jsonc(text)
     assert json.loads(stripped) == {"url": "https://x/y", "a": "//not", "b": [1, 2]}
     assert stripped.count("\n") == text.count("\n")
+
+
+def test_servers_of_the_projects_own_files_are_folder_local_and_the_users_are_not(
+    home: Path, cwd: Path
+) -> None:
+    here = {"mcpServers": {"here": {"command": "h"}}}
+    write(
+        home / ".claude.json",
+        {"mcpServers": {"mine": {"command": "m"}}, "projects": {str(cwd): here}},
+    )
+    write(home / ".cursor/mcp.json", {"mcpServers": {"user-cursor": {"command": "u"}}})
+    write(cwd / ".cursor/mcp.json", {"mcpServers": {"repo-cursor": {"command": "r"}}})
+    write(cwd / ".vscode/mcp.json", {"servers": {"repo-vscode": {"command": "v"}}})
+    write(cwd / ".gemini/settings.json", {"mcpServers": {"repo-gemini": {"command": "g"}}})
+
+    local = {s.name: s.local for s in scan(home=home, cwd=cwd).servers}
+
+    assert local == {"mine": False, "here": False, "user-cursor": False,
+                     "repo-cursor": True, "repo-vscode": True, "repo-gemini": True}  # fmt: skip
+    # Run in the home folder, the user's own files stay the user's.
+    assert not any(s.local for s in scan(("cursor",), home=home, cwd=home).servers)

@@ -14,6 +14,12 @@ home folder is `Path.home()`, the project folder the working directory):
 - ``gemini``: ``~/.gemini/settings.json`` and ``./.gemini/settings.json`` (``url`` is SSE,
   ``httpUrl`` Streamable HTTP, ``timeout`` in ms, ``$VAR`` variables).
 
+Each source's second kind of file lives in the project (``./.vscode/mcp.json`` and the
+like): it comes with the repository, so a server found there is *folder-local*
+(`FoundServer.local`) and is imported as a project server waiting for the user's approval,
+never into the user's own file (`cat_code.cli.mcp_manage`). User-level files (Claude
+Desktop, ``~/.claude.json``, the other tools' user files) are the user's own.
+
 Reading never fails as a whole: a missing file is skipped, an unreadable one is a warning,
 an entry that cannot (or must not) be imported is a `FoundServer` with an ``error``. Files may carry
 comments and trailing commas (VS Code and Gemini allow them). Converted entries are in
@@ -69,6 +75,8 @@ class FoundServer:
     #: Why it is not imported (None: it may be); set with or without an ``entry``.
     error: str | None = None
     notes: tuple[str, ...] = ()
+    #: Found in a file of the project (the working directory), not of the user's home.
+    local: bool = False
 
     @property
     def transport(self) -> str:
@@ -100,28 +108,40 @@ class Scan:
 
 def source_files(source: str, *, home: Path, cwd: Path) -> list[Path]:
     """Where ``source`` keeps its MCP servers, user files first (deduplicated)."""
+    return [path for path, _ in _source_places(source, home=home, cwd=cwd)]
+
+
+def _source_places(source: str, *, home: Path, cwd: Path) -> list[tuple[Path, bool]]:
+    """`source_files`, each with whether it is the project's (folder-local) file."""
     mac = home / "Library" / "Application Support"
     linux = home / ".config"
-    places = {
+    users = {
         "claude-desktop": [
             mac / "Claude" / "claude_desktop_config.json",
             linux / "Claude" / "claude_desktop_config.json",
         ],
-        "claude-code": [home / ".claude.json", cwd / ".mcp.json"],
-        "cursor": [home / ".cursor" / "mcp.json", cwd / ".cursor" / "mcp.json"],
+        "claude-code": [home / ".claude.json"],
+        "cursor": [home / ".cursor" / "mcp.json"],
         "vscode": [
             mac / "Code" / "User" / "mcp.json",
             linux / "Code" / "User" / "mcp.json",
             mac / "Code - Insiders" / "User" / "mcp.json",
             linux / "Code - Insiders" / "User" / "mcp.json",
-            cwd / ".vscode" / "mcp.json",
         ],
-        "gemini": [home / ".gemini" / "settings.json", cwd / ".gemini" / "settings.json"],
+        "gemini": [home / ".gemini" / "settings.json"],
     }[source]
-    unique: list[Path] = []
-    for path in places:
-        if not any(same_file(path, seen) for seen in unique):
-            unique.append(path)
+    projects = {
+        "claude-desktop": [],
+        "claude-code": [cwd / ".mcp.json"],
+        "cursor": [cwd / ".cursor" / "mcp.json"],
+        "vscode": [cwd / ".vscode" / "mcp.json"],
+        "gemini": [cwd / ".gemini" / "settings.json"],
+    }[source]
+    unique: list[tuple[Path, bool]] = []
+    # User files first: run in the home folder, ~/.cursor/mcp.json stays the user's.
+    for path, local in [*((p, False) for p in users), *((p, True) for p in projects)]:
+        if not any(same_file(path, seen) for seen, _ in unique):
+            unique.append((path, local))
     return unique
 
 
@@ -132,7 +152,7 @@ def scan(sources: tuple[str, ...] = SOURCES, *, home: Path | None = None,
     cwd = Path.cwd() if cwd is None else cwd
     result = Scan()
     for source in sources:
-        for path in source_files(source, home=home, cwd=cwd):
+        for path, local in _source_places(source, home=home, cwd=cwd):
             result.looked.append(path)
             data = _read(path, result.warnings)
             if data is None:
@@ -140,7 +160,7 @@ def scan(sources: tuple[str, ...] = SOURCES, *, home: Path | None = None,
             context = _Context(source=source, file=path, home=home, cwd=cwd, data=data)
             ours = same_file(path, cwd / ".mcp.json")
             for name, raw, convert in _entries(context, result.warnings):
-                server = _found(context, name, raw, convert)
+                server = dataclasses.replace(_found(context, name, raw, convert), local=local)
                 if ours and server.error is None:
                     server = dataclasses.replace(server, error=PROJECT_FILE_NOTE)
                 result.servers.append(server)

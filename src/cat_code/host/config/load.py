@@ -39,6 +39,8 @@ from cat_code.host.config.masking import (
     written_target,
     written_word,
 )
+from cat_code.host.config.names import clashing, tool_prefix
+from cat_code.host.config.reach import entry_reach
 from cat_code.host.config.trust import APPROVALS_FILE, Decision, TrustStore
 from cat_code.host.home import cat_code_home
 from cat_code.mcp.errors import ConfigError
@@ -201,6 +203,8 @@ class WaitingServer:
     type: str
     target: str
     rejected: bool = False
+    #: The variables it would expand and the files it would read, by name (`entry_reach`).
+    reach: str = ""
 
     @property
     def hint(self) -> str:
@@ -275,6 +279,7 @@ def load_config(
             unreadable.append(path)
             continue
         scope = Scope.PROJECT if path is project else Scope.USER
+        users = list(entries)  # the project file comes last: what is read so far is the user's
         # The approvals file read once per project file, not once per entry.
         decided = (
             store.decisions(path.parent) if scope is Scope.PROJECT and not trust_project else None
@@ -288,6 +293,14 @@ def load_config(
                         f"own server in {mine.source}, which stays (rename it in {path} to use it)"
                     )
                     continue
+                alike = clashing(name, users)
+                if alike is not None:  # echo.srv beside echo_srv: one name to every rule
+                    notices.append(
+                        f"{path}: project server '{name}' is not used: its tools would be named "
+                        f"like those of your own server '{alike}' ({tool_prefix(alike)}…) in "
+                        f"{entries[alike].source}, which stays (rename it in {path} to use it)"
+                    )
+                    continue
                 decision = None if decided is None else decided(name, raw)
                 if decided is not None and decision is not Decision.APPROVED:
                     entries[name] = WaitingServer(
@@ -296,6 +309,7 @@ def load_config(
                         type=_guess_type(raw),
                         target=written_target(raw),
                         rejected=decision is Decision.REJECTED,
+                        reach=entry_reach(raw),
                     )
                     continue
             # Re-inserting moves the entry to the end: the winner keeps a stable order.

@@ -8,6 +8,12 @@ written (before expansion): a changed entry, or the same file in another folder,
 decision and asks again. The user's own files (``$CAT_CODE_HOME/mcp.json``,
 ``--mcp-config`` files) need no approval; entries cat-code writes into ``.mcp.json`` for
 the user (``mcp add --scope project``, ``mcp import``) are recorded as approved.
+
+Other trust-bearing project content (a `ContentKind`: the allow rules of
+``.cat-code/settings.json``; project hooks join as another kind) is decided as a whole,
+keyed by the project folder, the kind and the digest of what would widen cat-code's
+reach (`TrustStore.content_decision`); its records sit beside the servers' in the same
+file, under ``"content"``.
 """
 
 from __future__ import annotations
@@ -24,6 +30,7 @@ from typing import Any
 
 from cat_code.host.config.edit import ConfigFile
 from cat_code.host.config.masking import written_target
+from cat_code.host.config.reach import entry_reach
 from cat_code.host.home import cat_code_home, edit_lock, write_private
 from cat_code.mcp.errors import ConfigError
 
@@ -39,6 +46,13 @@ class Decision(enum.StrEnum):
 
     APPROVED = "approved"
     REJECTED = "rejected"
+
+
+class ContentKind(enum.StrEnum):
+    """Project content, other than servers, that widens what cat-code does once approved."""
+
+    #: The ``permissions.allow`` rules of the project's ``.cat-code/settings.json``.
+    RULES = "rules"
 
 
 #: The project file's name in the folder cat-code runs in.
@@ -85,7 +99,8 @@ class Decided:
     """One project entry a decision was recorded for."""
 
     name: str
-    #: Its command line or URL as written, secrets masked.
+    #: Its command line or URL as written, secrets masked, and what it sends and reads
+    #: (`cat_code.host.config.reach`).
     target: str
     #: The user's own file has a server of this name, which stays in use instead.
     shadowed_by: Path | None = None
@@ -122,7 +137,7 @@ def decide(
     return [
         Decided(
             name,
-            written_target(servers[name]),
+            " ".join(filter(None, (written_target(servers[name]), entry_reach(servers[name])))),
             shadowed_by=user_file if name in user_names else None,
         )
         for name in chosen
@@ -188,13 +203,39 @@ class TrustStore:
             return
         # Held across read-modify-write: two cat-code approving at once both land.
         with edit_lock(self.path):
-            projects = self._projects()
+            data = self._data()
+            projects = _folders(data, "projects")
             mine = projects.setdefault(project_key(folder), {})
             for name, raw in entries.items():
                 mine[name] = {"digest": entry_digest(raw), "decision": str(decision)}
-            self._write({"version": _VERSION, "projects": projects})
+            self._write({**data, "version": _VERSION, "projects": projects})
+
+    def content_decision(self, folder: Path, kind: ContentKind, digest: str) -> Decision | None:
+        """The decision recorded for ``folder``'s content of ``kind`` as it is now (its
+        ``digest``); None: none yet, or the content changed since."""
+        found = _folders(self._data(), "content").get(project_key(folder), {}).get(str(kind))
+        if not isinstance(found, dict) or found.get("digest") != digest:
+            return None
+        try:
+            return Decision(str(found.get("decision")))
+        except ValueError:
+            return None
+
+    def record_content(
+        self, folder: Path, kind: ContentKind, digest: str, decision: Decision
+    ) -> None:
+        """Remember ``decision`` for ``folder``'s content of ``kind`` with ``digest``."""
+        with edit_lock(self.path):
+            data = self._data()
+            content = _folders(data, "content")
+            mine = content.setdefault(project_key(folder), {})
+            mine[str(kind)] = {"digest": digest, "decision": str(decision)}
+            self._write({**data, "version": _VERSION, "content": content})
 
     def _projects(self) -> dict[str, dict[str, Any]]:
+        return _folders(self._data(), "projects")
+
+    def _data(self) -> dict[str, Any]:
         try:
             text = self.path.read_text(encoding="utf-8")
         except FileNotFoundError:
@@ -209,11 +250,16 @@ class TrustStore:
         except json.JSONDecodeError as exc:
             logger.warning("%s: not valid JSON (%s); every project server asks", self.path, exc)
             return {}
-        projects = data.get("projects") if isinstance(data, dict) else None
-        if not isinstance(projects, dict):
-            return {}
-        return {k: v for k, v in projects.items() if isinstance(v, dict)}
+        return data if isinstance(data, dict) else {}
 
     def _write(self, data: dict[str, Any]) -> None:
         text = json.dumps(data, indent=2, ensure_ascii=False) + "\n"
         write_private(self.path, text)
+
+
+def _folders(data: Mapping[str, Any], key: str) -> dict[str, dict[str, Any]]:
+    """``data[key]``: the records of each project folder (malformed parts left out)."""
+    found = data.get(key)
+    if not isinstance(found, dict):
+        return {}
+    return {k: v for k, v in found.items() if isinstance(v, dict)}
