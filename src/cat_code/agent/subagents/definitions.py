@@ -8,10 +8,11 @@ are: ``tools: Read, Grep`` (a comma list or a YAML list) names its tools, mapped
 (`CLAUDE_TOOL_NAMES`); a name we do not have is dropped with a warning.
 
 A file is read only when it is a regular file (not a symlink, FIFO or device) of at most
-`MAX_DEFINITION_BYTES`; its YAML goes through `_yaml.load_yaml`. A bad file is skipped and
-named in ``warnings``, never fatal. What a project file may grant is decided where the
-subagent starts (`cat_code.agent.subagents.spawn`): a definition can narrow tools and
-permissions, never widen them.
+`MAX_DEFINITION_BYTES`; its YAML by cat-code's one safe reader (`cat_code.mcp.frontmatter`:
+no aliases, size and depth capped). A bad file is skipped and named in ``warnings``, never
+fatal. What a project file may grant is decided where the subagent starts
+(`cat_code.agent.subagents.spawn`): a definition can narrow tools and permissions, never
+widen them.
 """
 
 from __future__ import annotations
@@ -26,7 +27,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from cat_code.agent.subagents._yaml import load_yaml
+from cat_code.mcp.frontmatter import YamlRefused, load_yaml
 
 logger = logging.getLogger(__name__)
 
@@ -251,7 +252,10 @@ def parse_definition(
     match = _FRONTMATTER.match(text.removeprefix("\ufeff"))
     if match is None:
         raise ValueError("it does not begin with a --- delimited YAML frontmatter")
-    meta = load_yaml(match.group(1))
+    try:
+        meta = load_yaml(match.group(1))
+    except YamlRefused as exc:
+        raise ValueError(exc.reason) from None
     if not isinstance(meta, dict):
         raise ValueError("its frontmatter is not a mapping")
     body = text.removeprefix("\ufeff")[match.end() :].strip()
