@@ -8,7 +8,6 @@ be used is named with why. No model needed; exit 0.
 
 from __future__ import annotations
 
-import argparse
 import sys
 from pathlib import Path
 
@@ -18,9 +17,9 @@ from cat_code.host.home import cat_code_home
 from cat_code.host.safe_text import safe_json
 
 
-def run_agents_command(args: argparse.Namespace) -> int:
+def run_agents_command(*, json_output: bool) -> int:
     catalogue = load_catalogue(Path.cwd(), cat_code_home() / "agents")
-    if args.json:
+    if json_output:
         sys.stdout.write(safe_json(catalogue_json(catalogue)) + "\n")
     else:
         sys.stdout.write(describe_catalogue(catalogue) + "\n")

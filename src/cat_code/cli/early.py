@@ -14,14 +14,14 @@ servers and exit 128 + N, as they do later.
 
 from __future__ import annotations
 
-import argparse
 import asyncio
 import contextlib
 import signal
 import sys
 from types import FrameType
 
-from cat_code.host.config.load import load_config_from_args
+from cat_code.cli.options import Options
+from cat_code.host.config.load import load_run_config
 from cat_code.host.prestart import Prestarted, prestart
 from cat_code.host.run_records import reap_orphans
 from cat_code.host.shutdown import SIGNALS
@@ -40,14 +40,14 @@ def _interrupt(signum: int, frame: FrameType | None) -> None:
     raise _Interrupted(signum)
 
 
-def run_oneshot_early(args: argparse.Namespace) -> int:
+def run_oneshot_early(args: Options) -> int:
     """``cat-code -p``: spawn the stdio servers, then import and run the one-shot agent."""
     previous = {sig: signal.signal(sig, _interrupt) for sig in SIGNALS}
     prestarted = Prestarted()
     with asyncio.Runner() as runner:
         try:
             try:
-                config = load_config_from_args(args)
+                config = load_run_config(args.config_paths, trust_project=args.trust_project)
                 reap_orphans()  # once, before any server starts
                 runner.run(prestart(config, prestarted))
                 from cat_code.cli.oneshot import run_oneshot

@@ -15,12 +15,12 @@ its server.
 
 from __future__ import annotations
 
-import argparse
 import asyncio
 import sys
 from typing import TYPE_CHECKING, Any
 
 from cat_code.cli.connected import with_pool
+from cat_code.cli.options import Options
 from cat_code.cli.output import EXIT_FAILED, EXIT_OK, EXIT_USAGE, print_error, print_line
 from cat_code.host.config.load import McpConfig, only_servers
 from cat_code.host.safe_text import safe_json, safe_text
@@ -34,9 +34,9 @@ if TYPE_CHECKING:
 COMMANDS = ("resources", "read", "prompts", "skills")
 
 
-def run_resource_command(args: argparse.Namespace, config: McpConfig, roots: Roots) -> int:
+def run_resource_command(args: Options, config: McpConfig, roots: Roots) -> int:
     """``mcp resources``, ``read``, ``prompts`` or ``skills``, by ``args.mcp_command``."""
-    server: str | None = args.server
+    server = args.server
     if server is not None and server not in config.names:
         known = ", ".join(config.names) or "none"
         print_error(f"no MCP server named {server!r} (configured: {known})")
@@ -44,14 +44,14 @@ def run_resource_command(args: argparse.Namespace, config: McpConfig, roots: Roo
     return asyncio.run(_run(args, only_servers(config, [server] if server else None), roots))
 
 
-async def _run(args: argparse.Namespace, config: McpConfig, roots: Roots) -> int:
+async def _run(args: Options, config: McpConfig, roots: Roots) -> int:
     command, server = args.mcp_command, args.server
 
     async def work(pool: McpPool) -> int:
         if command == "resources":
             return await _resources(pool, as_json=args.json)
         if command == "read":
-            return await _read(pool, server, args.uri, as_json=args.json)
+            return await _read(pool, server or "", args.uri or "", as_json=args.json)
         if command == "skills":
             return await _skills(pool, as_json=args.json)
         return await _prompts(pool, as_json=args.json)

@@ -12,8 +12,7 @@ kind (or the KINDs named) as written now. The project's servers keep their own v
 
 from __future__ import annotations
 
-import argparse
-
+from cat_code.cli.options import Options
 from cat_code.cli.output import EXIT_FAILED, EXIT_OK, EXIT_USAGE, print_error, print_line
 from cat_code.host.config.trust import ContentKind, Decision
 from cat_code.host.project_trust import ProjectContent, decide_content, project_content
@@ -26,9 +25,9 @@ def _state(content: ProjectContent) -> str:
     return "REJECTED" if content.decision is Decision.REJECTED else "NEEDS_APPROVAL"
 
 
-def run_project_command(args: argparse.Namespace) -> int:
+def run_project_command(args: Options) -> int:
     """``cat-code project ...`` (``args.project_command``); its exit code."""
-    verb = getattr(args, "project_command", None) or "show"
+    verb = args.project_command or "show"
     if verb == "show":
         found = project_content()
         if not found:

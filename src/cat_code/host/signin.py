@@ -28,7 +28,9 @@ def sign_in_entry(config: McpConfig, name: str) -> HttpServerConfig:
     if entry is None:
         broken = next((b for b in config.broken if b.name == name), None)
         if broken is not None:
-            raise SignInTarget(f"MCP server '{name}' cannot be used: {broken.error}")
+            from cat_code.host.status import unusable_line
+
+            raise SignInTarget(unusable_line(name, broken.error))
         waiting = next((w for w in config.waiting if w.name == name), None)
         if waiting is not None:  # never contacted, so never signed in, before approval
             raise SignInTarget(f"MCP server '{name}' is a project server: {waiting.hint}")
