@@ -26,7 +26,7 @@ KNOWN_OVERSIZE: frozenset[str] = frozenset(
         # the config's schema, scopes and loading in one module (item 7: host/config/ split).
         "cat_code/host/config/load.py",
         # the server state machine with its connect, restart and sign-in paths.
-        "cat_code/host/server.py::McpServer",
+        "cat_code/host/servers/server.py::McpServer",
     }
 )
 

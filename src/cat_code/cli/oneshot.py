@@ -9,7 +9,7 @@ can ask: tools that would need approval are refused unless ``--yes`` or
 ``--allow-tool`` approves them, elicitation requests are declined, and a server that
 needs a sign-in is named on stderr, never signed in (no browser). Exit 0 when the model
 gave its answer, 1 otherwise. SIGINT, SIGTERM and SIGHUP end the run through the
-same cleanup as success (`cat_code.host.shutdown`): every MCP server is closed before the
+same cleanup as success (`cat_code.host.servers.shutdown`): every MCP server is closed before the
 process exits, with 128 + N. Everything printed, the answer included, goes through
 `safe_text`: no server and no model output can drive the terminal.
 
@@ -46,13 +46,13 @@ from cat_code.agent.providers.base import AssistantMessage, ModelError, ToolCall
 from cat_code.agent.session import Session
 from cat_code.agent.subagents import RunBook
 from cat_code.agent.transcript import tool_line
+from cat_code.base.safe_text import safe_json, safe_text
 from cat_code.cli.options import Options
 from cat_code.cli.output import EXIT_FAILED, EXIT_OK, EXIT_USAGE
 from cat_code.host.config.load import McpConfig
-from cat_code.host.prestart import Prestarted
-from cat_code.host.safe_text import safe_json, safe_text
-from cat_code.host.server import ServerState
-from cat_code.host.shutdown import run_until_signal
+from cat_code.host.servers.prestart import Prestarted
+from cat_code.host.servers.server import ServerState
+from cat_code.host.servers.shutdown import run_until_signal
 from cat_code.host.status import declined_line, unavailable_line
 from cat_code.tools.base import ToolResult
 
@@ -268,6 +268,8 @@ class _OneShotEvents(AgentEvents):
 
     def compacted(self, result: Compaction) -> None:
         _say(f"cat-code: {result.describe()}")
+        if not result.applied:
+            return  # the conversation is as it was: no boundary
         metadata = {
             "trigger": "auto" if result.automatic else "manual",
             "pre_tokens": result.tokens_before,

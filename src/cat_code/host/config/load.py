@@ -31,6 +31,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any, Literal
 from urllib.parse import urlsplit
 
+from cat_code.base.files import JsonTooDeep, parse_json, read_bounded
 from cat_code.host.config.masking import (
     VARIABLE,
     mask_url,
@@ -40,10 +41,9 @@ from cat_code.host.config.masking import (
 )
 from cat_code.host.config.names import clashing, tool_prefix
 from cat_code.host.config.reach import entry_reach
-from cat_code.host.config.trust import APPROVALS_FILE, Decision, TrustStore
-from cat_code.host.home import cat_code_home
+from cat_code.host.config.trust import APPROVALS_FILE, TrustDecision, TrustStore
+from cat_code.host.state.home import cat_code_home
 from cat_code.mcp.errors import ConfigError
-from cat_code.mcp.files import JsonTooDeep, parse_json, read_bounded
 from cat_code.mcp.versions import PROTOCOL_VERSIONS
 
 if TYPE_CHECKING:  # imported when an entry has an ``oauth`` block: stdio runs never load it
@@ -325,13 +325,13 @@ def load_config(
                     )
                     continue
                 decision = None if decided is None else decided(name, raw)
-                if decided is not None and decision is not Decision.APPROVED:
+                if decided is not None and decision is not TrustDecision.APPROVED:
                     entries[name] = WaitingServer(
                         name=name,
                         source=path,
                         type=_guess_type(raw),
                         target=written_target(raw),
-                        rejected=decision is Decision.REJECTED,
+                        rejected=decision is TrustDecision.REJECTED,
                         reach=entry_reach(raw),
                     )
                     continue
