@@ -13,8 +13,8 @@ from pathlib import Path
 
 from cat_code.agent.subagents import load_catalogue
 from cat_code.agent.subagents.listing import catalogue_json, describe_catalogue
-from cat_code.host.home import cat_code_home
-from cat_code.host.safe_text import safe_json
+from cat_code.base.safe_text import safe_json
+from cat_code.host.state.home import cat_code_home
 
 
 def run_agents_command(*, json_output: bool) -> int:

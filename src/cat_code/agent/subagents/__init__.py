@@ -45,7 +45,7 @@ def attach(
     make_provider: Callable[[str], Provider] | None = None,
 ) -> Subagents:
     """A session's subagents, their ``agent`` tool registered in ``registry``."""
-    from cat_code.host.home import cat_code_home
+    from cat_code.host.state.home import cat_code_home
 
     subagents = Subagents(
         catalogue=load_catalogue(cwd, cat_code_home() / "agents"),

@@ -69,7 +69,7 @@ class Budget:
 
 def budget_from_settings(cwd: Path | None = None) -> Budget:
     """The default budget: the user's ``agents`` settings, lowered by the project's."""
-    from cat_code.host.settings import (
+    from cat_code.host.state.settings import (
         SettingsError,
         project_settings_path,
         read_settings,

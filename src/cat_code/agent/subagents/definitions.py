@@ -8,7 +8,7 @@ are: ``tools: Read, Grep`` (a comma list or a YAML list) names its tools, mapped
 (`CLAUDE_TOOL_NAMES`); a name we do not have is dropped with a warning.
 
 A file is read only when it is a regular file (not a symlink, FIFO or device) of at most
-`MAX_DEFINITION_BYTES`; its YAML by cat-code's one safe reader (`cat_code.mcp.frontmatter`:
+`MAX_DEFINITION_BYTES`; its YAML by cat-code's one safe reader (`cat_code.base.frontmatter`:
 no aliases, size and depth capped). A bad file is skipped and named in ``warnings``, never
 fatal. What a project file may grant is decided where the subagent starts
 (`cat_code.agent.subagents.spawn`): a definition can narrow tools and permissions, never
@@ -27,7 +27,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from cat_code.mcp.frontmatter import YamlRefused, load_yaml
+from cat_code.base.frontmatter import YamlRefused, load_yaml
 
 logger = logging.getLogger(__name__)
 

@@ -10,7 +10,7 @@ from __future__ import annotations
 from typing import Any
 
 from cat_code.agent.subagents.definitions import AgentDefinition, Catalogue
-from cat_code.host.safe_text import safe_line
+from cat_code.base.safe_text import safe_line
 
 
 def _tools(definition: AgentDefinition) -> str:
