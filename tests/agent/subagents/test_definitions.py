@@ -124,5 +124,5 @@ def test_symlinks_fifos_oversized_and_broken_files_are_skipped_and_named(tmp_pat
     problems = "\n".join(catalogue.warnings)
     assert "link.md: skipped: it is a symbolic link" in problems
     assert "fifo.md: skipped: it is not a regular file" in problems
-    assert "big.md: skipped: it is over 256 kB" in problems
+    assert "big.md: skipped: it is too large (" in problems
     assert "bad.md: skipped: not valid YAML" in problems

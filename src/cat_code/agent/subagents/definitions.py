@@ -8,9 +8,9 @@ are: ``tools: Read, Grep`` (a comma list or a YAML list) names its tools, mapped
 (`CLAUDE_TOOL_NAMES`); a name we do not have is dropped with a warning.
 
 A file is read only when it is a regular file (not a symlink, FIFO or device) of at most
-`MAX_DEFINITION_BYTES`; its YAML by cat-code's one safe reader (`cat_code.base.frontmatter`:
-no aliases, size and depth capped). A bad file is skipped and named in ``warnings``, never
-fatal. What a project file may grant is decided where the subagent starts
+`MAX_DEFINITION_BYTES` (`cat_code.base.files.read_bounded`); its YAML goes through
+cat-code's one safe reader (`cat_code.base.frontmatter`: no aliases, size and depth
+capped). A bad file is skipped and named in ``warnings``, never fatal. What a project file may grant is decided where the subagent starts
 (`cat_code.agent.subagents.spawn`): a definition can narrow tools and permissions, never
 widen them.
 """
@@ -19,14 +19,13 @@ from __future__ import annotations
 
 import enum
 import logging
-import os
 import re
-import stat
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from cat_code.base.files import UnreadableFile, read_bounded
 from cat_code.base.frontmatter import YamlRefused, load_yaml
 
 logger = logging.getLogger(__name__)
@@ -214,31 +213,14 @@ def _read_folder(folder: Path, source: Source, warnings: list[str]) -> Iterable[
 
 
 def read_definition_file(path: Path) -> str:
-    """The text of a definition file: a regular file (a symlink's target is not followed
-    out of suspicion of repository content), at most `MAX_DEFINITION_BYTES`, UTF-8."""
-    flags = os.O_RDONLY | os.O_CLOEXEC | getattr(os, "O_NOFOLLOW", 0) | getattr(os, "O_NONBLOCK", 0)
+    """The text of a definition file: a regular file, not a symbolic link (repository
+    content must not lead the read elsewhere), at most `MAX_DEFINITION_BYTES`, UTF-8."""
+    if path.is_symlink():
+        raise ValueError("it is a symbolic link, not a regular file")
     try:
-        fd = os.open(path, flags)
-    except OSError as exc:
-        if os.path.islink(path):
-            raise ValueError("it is a symbolic link, not a regular file") from None
-        raise OSError(exc.errno, exc.strerror or str(exc)) from None
-    try:
-        info = os.fstat(fd)
-        if not stat.S_ISREG(info.st_mode):
-            raise ValueError("it is not a regular file")
-        if info.st_size > MAX_DEFINITION_BYTES:
-            raise ValueError(f"it is over {MAX_DEFINITION_BYTES // 1024} kB")
-        chunks: list[bytes] = []
-        left = MAX_DEFINITION_BYTES + 1  # one more: a file whose size lies still shows it
-        while left > 0 and (chunk := os.read(fd, left)):
-            chunks.append(chunk)
-            left -= len(chunk)
-        data = b"".join(chunks)
-    finally:
-        os.close(fd)
-    if len(data) > MAX_DEFINITION_BYTES:
-        raise ValueError(f"it is over {MAX_DEFINITION_BYTES // 1024} kB")
+        data = read_bounded(path, MAX_DEFINITION_BYTES)
+    except UnreadableFile as exc:
+        raise ValueError(f"it is {exc.strerror}") from None
     try:
         return data.decode("utf-8")
     except UnicodeDecodeError:
