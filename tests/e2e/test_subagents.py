@@ -267,7 +267,7 @@ def test_the_repl_shows_running_subagents_asks_for_their_calls_by_name_and_cost_
         term.wait_for("allow?")
         term.type("y")
         # The general-purpose subagent is still held mid-answer: its live line shows.
-        term.wait_for("↳ general-purpose: find the parser")
+        term.wait_for("↳ general-purpose: find the parser — writing… · 0 turns")
         hold.release()
         term.wait_for("Both subagents answered.")
         term.type("/cost")

@@ -75,6 +75,8 @@ class SubagentRun:
     turns: int = 0
     #: The tools it is running now (call id → name).
     running_tools: dict[str, str] = field(default_factory=dict)
+    #: Its model's answer is arriving now.
+    writing: bool = False
     meter: UsageMeter = field(default_factory=UsageMeter)
     ended_by: EndedBy | None = None
     error: str | None = None
@@ -101,7 +103,8 @@ class SubagentRun:
 
     def live_line(self) -> str:
         """One line while it runs: name, what it does, turns, tokens."""
-        doing = ", ".join(self.running_tools.values()) or "thinking…"
+        idle = "writing…" if self.writing else "thinking…"
+        doing = ", ".join(self.running_tools.values()) or idle
         indent = "  " * (self.depth - 1)
         return (
             f"{indent}↳ {self.name}: {self.description} — {doing} · "

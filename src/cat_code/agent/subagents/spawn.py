@@ -412,8 +412,15 @@ class _RunEvents(AgentEvents):
         self.run = run
         self.on_tool = on_tool
 
+    def model_started(self) -> None:
+        self.run.writing = False
+
+    def assistant_delta(self, text: str) -> None:
+        self.run.writing = True
+
     def assistant_message(self, message: AssistantMessage) -> None:
         self.run.turns += 1
+        self.run.writing = False
 
     def tool_started(self, call: ToolCall) -> None:
         self.run.running_tools[call.id] = call.name
