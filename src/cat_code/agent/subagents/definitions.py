@@ -10,9 +10,9 @@ are: ``tools: Read, Grep`` (a comma list or a YAML list) names its tools, mapped
 A file is read only when it is a regular file (not a symlink, FIFO or device) of at most
 `MAX_DEFINITION_BYTES` (`cat_code.base.files.read_bounded`); its YAML goes through
 cat-code's one safe reader (`cat_code.base.frontmatter`: no aliases, size and depth
-capped). A bad file is skipped and named in ``warnings``, never fatal. What a project file may grant is decided where the subagent starts
-(`cat_code.agent.subagents.spawn`): a definition can narrow tools and permissions, never
-widen them.
+capped). A bad file is skipped and named in ``warnings``, never fatal. What a project
+file may grant is decided where the subagent starts (`cat_code.agent.subagents.spawn`): a
+definition can narrow tools and permissions, never widen them.
 """
 
 from __future__ import annotations
