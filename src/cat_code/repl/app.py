@@ -52,6 +52,7 @@ from cat_code.repl.mentions import MentionError, attach_resources, find_mentions
 from cat_code.repl.notes import NoteDisplay
 from cat_code.repl.questions import Questions, parse_permission
 from cat_code.repl.render import ConsoleLogHandler, TurnView, error_line, make_console, note_line
+from cat_code.repl.task_panel import TaskPanel
 
 logger = logging.getLogger(__name__)
 
@@ -108,7 +109,10 @@ class Repl:
         self.view = TurnView(self.console)
         self._foreground: asyncio.Future[Any] | None = None
         self.questions = Questions(
-            self.console, self.view, busy=lambda: self._foreground is not None
+            self.console,
+            self.view,
+            busy=lambda: self._foreground is not None,
+            cancel_turn=self._cancel_foreground,
         )
         self.session = Session(
             model=args.model,
@@ -122,6 +126,7 @@ class Repl:
             resume=resumed,
             trust_project=args.trust_project,
         )
+        self.view.side_lines = self.session.subagents.runs.live_lines  # one per subagent
         self.registry = self.session.registry
         self.rules = self.session.rules
         self.permissions = self.session.permissions
@@ -134,6 +139,8 @@ class Repl:
         #: The session's notes: at once while the prompt is up, else between outputs.
         self.notes = NoteDisplay(self.console, self.session.notes, self._busy)
         self.view.between = self.notes.show
+        #: The task list above the prompt while a task is open (Ctrl-T, /tasks).
+        self.task_panel = TaskPanel(self.session.tasks, self.session.shared_task_list)
 
     # The session owns the model and its agent (``/model`` switches them there): read
     # through, never copied, so ``/clear`` and ``/resume`` act on the agent in use.
@@ -161,9 +168,10 @@ class Repl:
             history=history(),
             completer=SlashCompleter(self.context, self._ready_pool),
             complete_while_typing=True,
-            key_bindings=key_bindings(),
+            key_bindings=(bindings := key_bindings()),
             bottom_toolbar=self._toolbar,
         )
+        self.task_panel.bind(bindings)
         self.notes.attach(asyncio.get_running_loop())
         self._banner()
         if self.resumed is not None:
@@ -258,10 +266,13 @@ class Repl:
     async def _read_eval_loop(self) -> None:
         assert self._session is not None
         while True:
+            await self.task_panel.refresh()  # a shared list may have moved on
             try:
                 with patch_stdout(raw=True):
                     line = await self._session.prompt_async(
-                        PROMPT, prompt_continuation="  ", handle_sigint=False
+                        lambda: self.task_panel.message(PROMPT),
+                        prompt_continuation="  ",
+                        handle_sigint=False,
                     )
             except KeyboardInterrupt:
                 continue  # Ctrl-C at the prompt clears the line, like a shell
@@ -302,7 +313,8 @@ class Repl:
             rules=self.rules,
             memory=self.session.memory,
             status=self._status_text,
-            cost=self.session.meter.describe,
+            cost=self._cost_text,
+            tasks=self.task_panel.full_text,
             jobs=self.session.jobs,
         )
 
@@ -311,6 +323,15 @@ class Repl:
         from cat_code.repl.status_panel import status_text
 
         return status_text(self.session)
+
+    def _cancel_foreground(self) -> None:
+        if self._foreground is not None:
+            self._foreground.cancel()
+
+    def _cost_text(self) -> str:
+        """``/cost``: the session's tokens (the subagents' included), then each subagent's."""
+        subagents = self.session.subagents.runs.describe()
+        return "\n".join(t for t in (self.session.meter.describe(), subagents) if t)
 
     def _tool_search_status(self) -> str | None:
         agent = self.agent

@@ -2,7 +2,7 @@
 
 `Panel` reads the session once: the model, how full the context is, the MCP servers
 connected of those configured, the background jobs running, the open tasks (through the
-session's ``open_tasks`` provider, which the task store sets). `toolbar` is the one line
+session's ``open_tasks``, read from its task list). `toolbar` is the one line
 under the prompt (``model · context 12% · MCP 2/3 · 1 job running · 0 open tasks``);
 `status_text` is ``/status``: the session, its file, the model, the context, the cost,
 the servers, the tasks and the jobs. Reading it costs no request and no disk.
