@@ -6,6 +6,7 @@ above the prompt). `TurnView` is the REPL's `AgentEvents`: a single spinner line
 the running turn — "thinking…" or the running tool with its latest progress message —
 and, above it, the model's text as Markdown and one ``⏺`` entry per finished call.
 Questions pause the spinner (`TurnView.paused`) so they never share a line with it.
+Under the spinner, each running subagent has one live line (``side_lines``).
 
 The model's text streams into the live area just above the spinner: each Markdown block
 is printed rendered (for good, above the live area) as soon as it is complete, and the
@@ -23,7 +24,7 @@ from __future__ import annotations
 import contextlib
 import logging
 import sys
-from collections.abc import Iterable, Iterator, Sequence
+from collections.abc import Callable, Iterable, Iterator, Sequence
 from typing import Any
 
 from rich.console import Console, ConsoleOptions, RenderableType, RenderResult
@@ -177,6 +178,11 @@ class TurnView(AgentEvents):
         self._printed: RenderedPrefix | None = None
         #: Calls a rule refused: their one "refused" line stands for the whole entry.
         self._refused: set[str] = set()
+        #: Called between outputs (before a model request, after a tool's entry): the
+        #: REPL shows the notes that waited for such a boundary.
+        self.between: Callable[[], None] = lambda: None
+        #: Lines shown under the spinner while they last (each running subagent's).
+        self.side_lines: Callable[[], list[str]] = list
         #: The collapsed line of the current message's extended thinking, once printed None.
         self._thought: Text | None = None
 
@@ -223,6 +229,7 @@ class TurnView(AgentEvents):
 
     def model_started(self) -> None:
         self._finish_stream(None)
+        self.between()
         self._thinking = True
         self._update()
 
@@ -281,6 +288,7 @@ class TurnView(AgentEvents):
             return
         self._running.pop(call.id, None)
         self.console.print(tool_entry(call.name, call.arguments, result, self.console.width))
+        self.between()
         self._update()
 
     def compacting(self, automatic: bool) -> None:
@@ -288,8 +296,9 @@ class TurnView(AgentEvents):
         self._update()
 
     def compacted(self, result: Compaction) -> None:
+        # Its line is the session's compaction note, shown at the next boundary.
         self._label = "thinking…"
-        self.console.print(Text(f"⎿ {result.describe()}", style="bright_black"))
+        self.between()
         self._update()
 
     def compaction_failed(self, error: ModelError) -> None:
@@ -360,6 +369,9 @@ class _LiveArea:
         if pending is not None:
             yield pending
         yield self.view._spinner
+        for line in self.view.side_lines():  # read at each redraw: they change as they run
+            width = max(20, options.max_width - 1)
+            yield Text(line if len(line) <= width else line[: width - 1] + "…", style="cyan")
 
 
 class ConsoleLogHandler(logging.Handler):
