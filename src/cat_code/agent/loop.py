@@ -28,6 +28,12 @@ results go back in call order. Invariants:
   the prompt is too long, the request then retried. Tools found by search before it stay
   found (``ToolSearch.kept``).
 
+- Hooks (`cat_code.agent.hooks`, when the session has any): ``UserPromptSubmit`` before the
+  prompt joins (a block drops it), ``PreToolUse`` before a call is authorized (a block or a
+  ``deny`` refuses it; its decision goes to `Permissions.authorize`), ``PostToolUse`` after
+  it ran, ``Stop`` when the model answers (a block makes it go on, obeyed at most twice in a
+  row) and ``PreCompact`` before a compaction.
+
 The loop knows `Tool` and `ToolRegistry`, never MCP; the UI listens through `AgentEvents`.
 """
 
@@ -37,11 +43,12 @@ import asyncio
 import logging
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field, replace
-from typing import Literal, Protocol
+from typing import Any, Literal, Protocol
 
 from cat_code.agent import compaction
 from cat_code.agent.compaction import Compaction
 from cat_code.agent.cost import UsageMeter
+from cat_code.agent.hooks import Hooks
 from cat_code.agent.permissions import Permissions
 from cat_code.agent.providers.base import (
     AssistantMessage,
@@ -146,6 +153,8 @@ class Outcome:
     stop_reason: StopReason | None = None
     model_turns: int = 0
     usage: Usage = field(default_factory=Usage)
+    #: Why a hook ended the turn (a blocked prompt, ``continue: false``), else None.
+    hook_stop: str | None = None
 
     @property
     def turn_limit_note(self) -> str:
@@ -170,6 +179,7 @@ class Agent:
         tool_search: ToolSearch | None = None,
         log: ConversationLog | None = None,
         meter: UsageMeter | None = None,
+        hooks: Hooks | None = None,
     ) -> None:
         self.provider = provider
         self.registry = registry
@@ -191,6 +201,10 @@ class Agent:
         self.auto_compact = compaction.auto_enabled()
         #: The text streamed by the model call in flight.
         self._partial: list[str] = []
+        #: The session's hooks (None: none are fired).
+        self.hooks = hooks
+        #: Why a PreToolUse / PostToolUse hook asked to end the turn (``continue: false``).
+        self._hook_stop: str | None = None
 
     def clear(self) -> None:
         """Forget the conversation."""
@@ -214,6 +228,13 @@ class Agent:
 
     async def run(self, prompt: str) -> Outcome:
         """Run one user turn to its end. Raises only `asyncio.CancelledError`."""
+        stop_blocks = 0  # Stop hooks that made the model go on, in a row
+        self._hook_stop = None
+        if self.hooks is not None:
+            verdict = await self.hooks.user_prompt_submit(prompt)
+            if verdict.blocked or verdict.stop_reason is not None:
+                return Outcome(status="done", hook_stop=verdict.stop_reason or verdict.reason)
+            prompt = "\n\n".join([prompt, *verdict.context])
         # Where this turn began: an unanswered prompt is taken back from here (None once a
         # compaction rewrote the conversation: the prompt is in the summary message then).
         start: int | None = len(self.messages)
@@ -251,6 +272,13 @@ class Agent:
                 if message.text:
                     self.events.assistant_text(message.text, final=not message.tool_calls)
                 if not message.tool_calls:
+                    if self.hooks is not None:
+                        stop = await self.hooks.stop(stop_blocks > 0)
+                        if stop.blocked and stop_blocks < 2:  # the model goes on, told why
+                            stop_blocks += 1
+                            self._add_user_text(f"Stop hook feedback: {stop.reason}")
+                            self._save()
+                            continue
                     outcome.text = message.text
                     return outcome
                 # Calls start once the message is complete: a streamed call is whole (its
@@ -259,6 +287,9 @@ class Agent:
                 self.messages.append(UserMessage(tool_results=results))
                 self._save()
                 self.events.tool_results(results)
+                if self._hook_stop is not None:
+                    outcome.hook_stop = self._hook_stop
+                    return outcome
         except asyncio.CancelledError:
             self._keep_partial("user")
             self._repair_after_cancel(start)
@@ -324,6 +355,8 @@ class Agent:
         cut = compaction.plan(self.messages, window)
         if cut is None:
             return None
+        if self.hooks is not None:
+            await self.hooks.pre_compact("auto" if automatic else "manual", instructions)
         self.events.compacting(automatic)
         asked = compaction.summary_messages(cut.older, window, instructions)
         response = await self._request(compaction.SUMMARY_SYSTEM, asked, [])
@@ -430,13 +463,13 @@ class Agent:
     async def _run_tools(self, calls: list[ToolCall]) -> list[ToolResult]:
         done: list[ToolResult | None] = [None] * len(calls)
         try:
-            planned: list[tuple[Tool | None, str | None]] = []
+            planned: list[tuple[Tool | None, str | None, dict[str, Any]]] = []
             for call in calls:
                 planned.append(await self._authorize(call))
             async with asyncio.TaskGroup() as group:
-                for index, (call, (tool, refusal)) in enumerate(zip(calls, planned, strict=True)):
+                for index, (call, plan) in enumerate(zip(calls, planned, strict=True)):
                     group.create_task(
-                        self._run_one(call, tool, refusal, done, index), name=f"tool:{call.name}"
+                        self._run_one(call, *plan, done, index), name=f"tool:{call.name}"
                     )
         except asyncio.CancelledError:
             # Calls that finished keep their results; the others are marked cancelled.
@@ -450,26 +483,38 @@ class Agent:
             raise
         return [r for r in done if r is not None]
 
-    async def _authorize(self, call: ToolCall) -> tuple[Tool | None, str | None]:
-        """The tool to run, or None and the error text the model gets instead."""
+    async def _authorize(self, call: ToolCall) -> tuple[Tool | None, str | None, dict[str, Any]]:
+        """The tool to run, or None and the error text the model gets instead; and the
+        arguments to run it with (a PreToolUse hook may have changed them)."""
         tool = self.registry.get(call.name) or self.tool_search.tool(call.name)
         if tool is None:
             # What the model was sent: with tool search on, search_tools and not 500 names.
             sent = self.tool_search.tools_for_request(self.messages)
             available = ", ".join(t.name for t in sent) or "none"
-            return None, f"Error: unknown tool '{call.name}'. Available tools: {available}"
+            refusal = f"Error: unknown tool '{call.name}'. Available tools: {available}"
+            return None, refusal, call.arguments
         if call.error is not None:
-            return None, f"Error: cannot call '{call.name}': {call.error}"
-        decision = await self.permissions.authorize(tool, call.arguments)
+            return None, f"Error: cannot call '{call.name}': {call.error}", call.arguments
+        arguments, hook = call.arguments, None
+        if self.hooks is not None:
+            verdict = await self.hooks.pre_tool_use(call.name, arguments)
+            self._hook_stop = self._hook_stop or verdict.stop_reason
+            if verdict.blocked or verdict.permission == "deny":
+                why = verdict.permission_reason if not verdict.blocked else verdict.reason
+                self.events.tool_refused(call, f"refused {call.name}: blocked by a PreToolUse hook")
+                return None, f"Error: a PreToolUse hook blocked this call: {why}", arguments
+            arguments, hook = verdict.updated_input or arguments, verdict.permission
+        decision = await self.permissions.authorize(tool, arguments, hook=hook)
         if decision.notice is not None:
             self.events.tool_refused(call, decision.notice)
-        return (tool, None) if decision.allowed else (None, decision.reason)
+        return (tool, None, arguments) if decision.allowed else (None, decision.reason, arguments)
 
     async def _run_one(
         self,
         call: ToolCall,
         tool: Tool | None,
         refusal: str | None,
+        arguments: dict[str, Any],
         done: list[ToolResult | None],
         index: int,
     ) -> None:
@@ -482,12 +527,14 @@ class Agent:
                 self.events.tool_progress(call, done, total, message)
 
             try:
-                result = await tool.execute(call.arguments, progress=progress)
+                result = await tool.execute(arguments, progress=progress)
             except asyncio.CancelledError:
                 raise
             except Exception as exc:  # a tool must not end the turn, whatever it does
                 logger.exception("tool %s raised", call.name)
                 result = ToolResult.error(f"Error: tool '{call.name}' failed: {exc!r}")
+            if self.hooks is not None:
+                result = await self.hooks.after_tool(call.name, arguments, result)
         result.tool_call_id = call.id
         done[index] = result
         self.events.tool_finished(call, result)

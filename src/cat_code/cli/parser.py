@@ -72,7 +72,7 @@ def _add_common(parser: argparse.ArgumentParser, *, level: int = 0) -> None:
     parser.add_argument(
         "--trust-project", action="store_true", dest=f"trust_project{suffix}",
         default=argparse.SUPPRESS if level else False,
-        help="trust this project's servers (./.mcp.json) and allow rules "
+        help="trust this project's servers (./.mcp.json), allow rules and hooks "
         "(.cat-code/settings.json) for this run only (remembers nothing)",
     )  # fmt: skip
     parser.add_argument(
@@ -113,7 +113,7 @@ def _add_project(commands: Any) -> None:
         cmd = verbs.add_parser(verb, help=what.replace("...", "the project's allow rules"))
         cmd.add_argument(
             "kinds", nargs="*", metavar="KIND",
-            help="what to decide (rules: the allow rules; default: everything)",
+            help="what to decide (rules: the allow rules; hooks: the hooks; default: everything)",
         )  # fmt: skip
 
 
