@@ -14,6 +14,9 @@ The conversation is saved as it goes (`SessionLog`, one file per conversation un
 ``$CAT_CODE_HOME/sessions/``); ``resume`` (``--continue`` / ``--resume``) goes on with a
 saved one, in its own file. `UsageMeter` adds up every request's tokens for ``/cost``
 and the ``-p`` JSON result; a new agent (``/model``) keeps the log and the meter.
+`Hooks` (the settings files' hooks) go to every agent; the asker is wrapped so that a
+question to the user fires ``Notification`` first. The front ends fire ``SessionStart``
+and ``SessionEnd``.
 """
 
 from __future__ import annotations
@@ -21,11 +24,13 @@ from __future__ import annotations
 import logging
 from collections.abc import Sequence
 from pathlib import Path
+from typing import Any
 
 from cat_code.agent.cost import UsageMeter
 from cat_code.agent.history import LoadedSession, SessionLog
+from cat_code.agent.hooks import Hooks
 from cat_code.agent.loop import DEFAULT_MAX_TURNS, Agent, AgentEvents
-from cat_code.agent.permissions import Asker, Permissions, RuleBook
+from cat_code.agent.permissions import Answer, Asker, Permissions, RuleBook
 from cat_code.agent.providers import (
     ModelSpecError,
     NoModelConfigured,
@@ -92,6 +97,14 @@ class Session:
             self.model_problem = str(exc)
         self.registry = ToolRegistry(builtin_tool_list(self.cwd, self.ledger))
         self.rules = RuleBook.from_settings(self.cwd, trust_project=trust_project)
+        self.hooks = Hooks.load(
+            self.cwd,
+            trust_project=trust_project,
+            session_id=lambda: self.session_id,
+            transcript_path=self._transcript_path,
+        )
+        if asker is not None:
+            asker = _notifying(asker, self.hooks)
         #: cwd and ``--add-dir``; ``/add-dir`` adds more (every server shares them).
         self.roots = Roots(add_dirs)
         self.permissions = Permissions(
@@ -126,6 +139,7 @@ class Session:
             events=self.events,
             log=self.log,
             meter=self.meter,
+            hooks=self.hooks,
         )
         if self._resumed is not None:  # the first agent goes on with the saved conversation
             agent.load(self._resumed.messages, self._resumed.found_tools)
@@ -150,6 +164,9 @@ class Session:
     @property
     def session_id(self) -> str:
         return self.log.id
+
+    def _transcript_path(self) -> Path:
+        return self.log.path
 
     def new_conversation(self) -> None:
         """Forget the conversation and go on in a new session file (``/clear``)."""
@@ -223,6 +240,16 @@ class Session:
             append=self.append_system_prompt,
             skills=skills,
         )
+
+
+def _notifying(asker: Asker, hooks: Hooks) -> Asker:
+    """``asker``, firing the ``Notification`` hooks before each question."""
+
+    async def ask(tool: Tool, arguments: dict[str, Any]) -> Answer:
+        await hooks.notification(f"cat-code needs your permission to use {tool.name}")
+        return await asker(tool, arguments)
+
+    return ask
 
 
 __all__ = ["Session", "builtin_tool_list"]

@@ -33,7 +33,9 @@ def run_project_command(args: argparse.Namespace) -> int:
         found = project_content()
         if not found:
             where = project_settings_path()
-            print_line(f"No allow rules or hooks to approve in {where} (servers: cat-code mcp list).")
+            print_line(
+                f"No allow rules or hooks to approve in {where} (servers: cat-code mcp list)."
+            )
             return EXIT_OK
         for content in found:
             print_line(f"{_state(content)}  {content.describe()}")

@@ -55,7 +55,7 @@ from cat_code.agent.providers.base import Message, ModelError, ToolCall, UserMes
 from cat_code.agent.session import Session
 from cat_code.agent.transcript import compact_json
 from cat_code.host.config.load import McpConfig, load_config, load_config_from_args
-from cat_code.host.config.trust import Decision, decide
+from cat_code.host.config.trust import ContentKind, Decision, decide
 from cat_code.host.home import cat_code_home, ensure_home, private_file
 from cat_code.host.pool import McpPool
 from cat_code.host.project_trust import project_content
@@ -241,9 +241,11 @@ class Repl:
         self._banner()
         if self.resumed is not None:
             self._say_resumed(self.resumed)
-        for warning in self.rules.warnings():
+        hooks = self.session.hooks
+        hooks.on_notice = lambda text: self.console.print(note_line(text))
+        for warning in [*self.rules.warnings(), *hooks.config.warnings]:
             self.console.print(note_line(f"warning: {warning}"))
-        if self.rules.withheld:
+        if self.rules.withheld or hooks.withheld:
             await self._ask_project_rules()
         elif (allows := self.rules.project_allows()) is not None:
             self.console.print(note_line(allows))
@@ -257,7 +259,9 @@ class Repl:
 
         async def session() -> int:
             try:
+                await hooks.session_start("startup" if self.resumed is None else "resume")
                 await self._read_eval_loop()
+                await hooks.session_end("prompt_input_exit")
             finally:
                 connect.cancel()
                 prepare.cancel()
@@ -304,10 +308,14 @@ class Repl:
     async def _ask_project_rules(self) -> None:
         """Name the project's allow rules the user has not approved; ask once to apply them."""
         waiting = [c for c in project_content() if c.decision is None]
+        said = [self.rules.project_allows(), self.session.hooks.withheld_line()]
         if not waiting:  # rejected: said once, not asked
-            self.console.print(note_line(str(self.rules.project_allows())))
+            self.console.print(note_line("\n".join(line for line in said if line)))
             return
-        self.console.print(Text(str(self.rules.project_allows()), style="yellow"))
+        for content in waiting:
+            line = self.rules.project_allows() if content.kind is ContentKind.RULES else None
+            line = line or f"project {content.describe()}: they do not run until you approve them"
+            self.console.print(Text(line, style="yellow"))
         try:
             answer = await self._question("approve and apply them? [y/N] › ")
         except (EOFError, KeyboardInterrupt):
@@ -318,6 +326,7 @@ class Repl:
         for content in waiting:
             record_content(content, Decision.APPROVED)
         self.rules.reload()
+        self.session.hooks.reload()
         self.console.print(note_line("approved for this folder"))
 
     async def _prepare_model(self) -> None:
