@@ -203,8 +203,6 @@ class Agent:
         self._partial: list[str] = []
         #: The session's hooks (None: none are fired).
         self.hooks = hooks
-        #: Why a PreToolUse / PostToolUse hook asked to end the turn (``continue: false``).
-        self._hook_stop: str | None = None
 
     def clear(self) -> None:
         """Forget the conversation."""
@@ -229,8 +227,8 @@ class Agent:
     async def run(self, prompt: str) -> Outcome:
         """Run one user turn to its end. Raises only `asyncio.CancelledError`."""
         stop_blocks = 0  # Stop hooks that made the model go on, in a row
-        self._hook_stop = None
         if self.hooks is not None:
+            self.hooks.take_stop()  # a stop asked for in an earlier turn is spent
             verdict = await self.hooks.user_prompt_submit(prompt)
             if verdict.blocked or verdict.stop_reason is not None:
                 return Outcome(status="done", hook_stop=verdict.stop_reason or verdict.reason)
@@ -287,8 +285,8 @@ class Agent:
                 self.messages.append(UserMessage(tool_results=results))
                 self._save()
                 self.events.tool_results(results)
-                if self._hook_stop is not None:
-                    outcome.hook_stop = self._hook_stop
+                if self.hooks is not None and (ended := self.hooks.take_stop()) is not None:
+                    outcome.hook_stop = ended  # a tool hook's ``continue: false``
                     return outcome
         except asyncio.CancelledError:
             self._keep_partial("user")
@@ -498,7 +496,6 @@ class Agent:
         arguments, hook = call.arguments, None
         if self.hooks is not None:
             verdict = await self.hooks.pre_tool_use(call.name, arguments)
-            self._hook_stop = self._hook_stop or verdict.stop_reason
             if verdict.blocked or verdict.permission == "deny":
                 why = verdict.permission_reason if not verdict.blocked else verdict.reason
                 self.events.tool_refused(call, f"refused {call.name}: blocked by a PreToolUse hook")

@@ -53,6 +53,8 @@ class Hooks:
         self.on_notice: Callable[[str], None] = lambda text: logger.warning("%s", text)
         #: Context for the model that waits for the next prompt (SessionStart's).
         self.pending_context: list[str] = []
+        #: The first ``continue: false`` reason since `take_stop` (the loop ends the turn).
+        self._stop: str | None = None
         #: The project folder the hooks run in (``CAT_CODE_PROJECT_DIR``).
         self.project_dir = project_root(self.cwd)
 
@@ -169,7 +171,13 @@ class Hooks:
             self.on_notice(safe_text(f"{event} hook: {verdict.reason}"))
         if verdict.stop_reason is not None:
             self.on_notice(safe_text(verdict.stop_reason))
+            self._stop = self._stop or verdict.stop_reason
         return verdict
+
+    def take_stop(self) -> str | None:
+        """Why a hook asked to end the turn (``continue: false``) since the last call."""
+        stop, self._stop = self._stop, None
+        return stop
 
 
 #: The events an exit 2 changes something for (the others only show stderr to the user).
