@@ -1,8 +1,10 @@
 """Running one command hook: a child process with the event's JSON on stdin.
 
-The command runs as written through ``/bin/sh -c`` in the project folder, in its own
-session (so its process group is its own: a timeout or a cancel ends the hook and
-everything it started, never cat-code's group). The environment is cat-code's plus
+The command runs as written through ``/bin/sh -c`` in cat-code's working directory (as in
+Claude Code), in its own session, so its process group is its own: a timeout or a cancel
+ends the hook and everything it started, never cat-code's group. On Linux it is started
+by ``posix_spawn`` and watched through a pidfd (`cat_code.agent.hooks.process`: a fork
+from a busy agent is slow); elsewhere by asyncio. The environment is cat-code's plus
 ``CAT_CODE_PROJECT_DIR`` and ``CLAUDE_PROJECT_DIR`` (Claude Code's name, so its scripts
 work). Invariants: the child is always reaped before `run_hook` returns or raises; a hook
 past its timeout is a `HookRun` with ``timed_out`` set, never an exception; a command
@@ -23,6 +25,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from cat_code.agent.hooks import process
 from cat_code.agent.hooks.config import HookCommand
 
 logger = logging.getLogger(__name__)
@@ -59,58 +62,69 @@ async def run_hook(hook: HookCommand, payload: dict[str, Any], project_dir: Path
     }
     data = json.dumps(payload, ensure_ascii=False).encode("utf-8")
     try:
-        process = await asyncio.create_subprocess_exec(
-            SHELL,
-            "-c",
-            hook.command,
-            stdin=asyncio.subprocess.PIPE,
-            stdout=asyncio.subprocess.PIPE,
-            stderr=asyncio.subprocess.PIPE,
-            cwd=project_dir if project_dir.is_dir() else None,
-            env=env,
-            start_new_session=True,
-        )
+        if process.available():
+            stdout, stderr, code = await _spawned(hook, env, data)
+        else:
+            stdout, stderr, code = await _with_asyncio(hook, env, data)
+    except TimeoutError:  # first: it is an OSError too
+        run = HookRun(hook, None, ms=_ms(started), timed_out=True)
     except OSError as exc:
         run = HookRun(hook, None, ms=_ms(started), error=str(exc))
-        _log(run)
-        return run
-    try:
-        async with asyncio.timeout(hook.timeout_s):
-            stdout, stderr = await process.communicate(data)
-    except TimeoutError:
-        await _end_group(process)
-        run = HookRun(hook, None, ms=_ms(started), timed_out=True)
-        _log(run)
-        return run
-    except BaseException:  # cancelled: the hook goes with the turn
-        await _end_group(process)
-        raise
-    run = HookRun(
-        hook,
-        process.returncode,
-        _text(stdout),
-        _text(stderr),
-        ms=_ms(started),
-    )
+    else:
+        run = HookRun(hook, code, _text(stdout), _text(stderr), ms=_ms(started))
     _log(run)
     return run
 
 
-async def _end_group(process: asyncio.subprocess.Process) -> None:
+async def _spawned(hook: HookCommand, env: dict[str, str], data: bytes) -> tuple[bytes, bytes, int]:
+    """Linux: ``posix_spawn`` and a pidfd (`cat_code.agent.hooks.process`)."""
+    child = process.HookProcess([SHELL, "-c", hook.command], env)
+    try:
+        async with asyncio.timeout(hook.timeout_s):
+            stdout, stderr = await child.communicate(data, OUTPUT_LIMIT)
+    except BaseException:  # past its timeout, or cancelled with the turn: the group goes
+        await child.end(TERMINATE_GRACE_S)
+        raise
+    assert child.returncode is not None
+    return stdout, stderr, child.returncode
+
+
+async def _with_asyncio(
+    hook: HookCommand, env: dict[str, str], data: bytes
+) -> tuple[bytes, bytes, int]:
+    """Elsewhere: asyncio's subprocess, in its own session all the same."""
+    child = await asyncio.create_subprocess_exec(
+        SHELL,
+        "-c",
+        hook.command,
+        stdin=asyncio.subprocess.PIPE,
+        stdout=asyncio.subprocess.PIPE,
+        stderr=asyncio.subprocess.PIPE,
+        env=env,
+        start_new_session=True,
+    )
+    try:
+        async with asyncio.timeout(hook.timeout_s):
+            stdout, stderr = await child.communicate(data)
+    except BaseException:
+        await _end_group(child)
+        raise
+    assert child.returncode is not None
+    return stdout, stderr, child.returncode
+
+
+async def _end_group(child: asyncio.subprocess.Process) -> None:
     """SIGTERM the hook's whole group, wait the grace period, SIGKILL it; reap the child."""
-    for sig in (signal.SIGTERM, signal.SIGKILL):
-        with contextlib.suppress(ProcessLookupError, PermissionError):
-            os.killpg(process.pid, sig)
-        try:
-            async with asyncio.timeout(TERMINATE_GRACE_S):
-                await process.wait()
-            if sig is signal.SIGTERM:
-                # The leader went; what it started may not have: they get SIGKILL too.
-                with contextlib.suppress(ProcessLookupError, PermissionError):
-                    os.killpg(process.pid, signal.SIGKILL)
-            return
-        except TimeoutError:
-            continue
+    with contextlib.suppress(ProcessLookupError, PermissionError):
+        os.killpg(child.pid, signal.SIGTERM)
+    try:
+        async with asyncio.timeout(TERMINATE_GRACE_S):
+            await child.wait()
+    except TimeoutError:
+        pass
+    with contextlib.suppress(ProcessLookupError, PermissionError):
+        os.killpg(child.pid, signal.SIGKILL)
+    await child.wait()
 
 
 def _text(data: bytes) -> str:
