@@ -17,8 +17,8 @@ from scripted.model_api import ScriptedModelApi, anthropic_text, anthropic_tool_
 from scripted.processes import ECHO_SERVER, REPO, pid_recording_config
 from scripted.terminal import Terminal
 
+from cat_code.host.config.project_trust import decide_content
 from cat_code.host.config.trust import Decision
-from cat_code.host.project_trust import decide_content
 
 CAT_CODE = str(Path(sys.executable).parent / "cat-code")
 PROMPT = "›"

@@ -12,7 +12,7 @@ import pytest
 
 from cat_code.host.config.load import load_config
 from cat_code.host.config.trust import Decision, decide
-from cat_code.host.pool import McpPool
+from cat_code.host.servers.pool import McpPool
 from cat_code.repl.commands import (
     CommandContext,
     DecideProject,

@@ -47,6 +47,7 @@ from typing import Any, Literal, Protocol
 
 from cat_code.agent import compaction
 from cat_code.agent.compaction import Compaction
+from cat_code.agent.compaction_backoff import CompactionBackoff
 from cat_code.agent.cost import UsageMeter
 from cat_code.agent.hooks import Hooks
 from cat_code.agent.permissions import Permissions
@@ -199,22 +200,26 @@ class Agent:
         self.last_usage: Usage | None = None
         #: Compaction when the context fills (``CAT_CODE_AUTO_COMPACT=off``: never by itself).
         self.auto_compact = compaction.auto_enabled()
+        #: Holds automatic compaction back after one that did not help.
+        self.compaction_backoff = CompactionBackoff()
         #: The text streamed by the model call in flight.
         self._partial: list[str] = []
-        #: The session's hooks (None: none are fired).
-        self.hooks = hooks
+        #: The session's hooks (none by default: firing an event then costs nothing).
+        self.hooks = hooks or Hooks()
 
     def clear(self) -> None:
         """Forget the conversation."""
         self.messages.clear()
         self.tool_search.kept.clear()
         self.last_usage = None
+        self.compaction_backoff.reset()
 
     def load(self, messages: Sequence[Message], found_tools: Sequence[str] = ()) -> None:
         """Go on from a saved conversation (the tools its compacted part had found, too)."""
         self.messages[:] = list(messages)
         self.tool_search.kept = set(found_tools)
         self.last_usage = None
+        self.compaction_backoff.reset()
 
     @property
     def context_window(self) -> int:
@@ -227,12 +232,9 @@ class Agent:
     async def run(self, prompt: str) -> Outcome:
         """Run one user turn to its end. Raises only `asyncio.CancelledError`."""
         stop_blocks = 0  # Stop hooks that made the model go on, in a row
-        if self.hooks is not None:
-            self.hooks.take_stop()  # a stop asked for in an earlier turn is spent
-            verdict = await self.hooks.user_prompt_submit(prompt)
-            if verdict.blocked or verdict.stop_reason is not None:
-                return Outcome(status="done", hook_stop=verdict.stop_reason or verdict.reason)
-            prompt = "\n\n".join([prompt, *verdict.context])
+        prompt, blocked = await self.hooks.prompt(prompt)
+        if blocked is not None:
+            return Outcome(status="done", hook_stop=blocked)
         # Where this turn began: an unanswered prompt is taken back from here (None once a
         # compaction rewrote the conversation: the prompt is in the summary message then).
         start: int | None = len(self.messages)
@@ -270,13 +272,11 @@ class Agent:
                 if message.text:
                     self.events.assistant_text(message.text, final=not message.tool_calls)
                 if not message.tool_calls:
-                    if self.hooks is not None:
-                        stop = await self.hooks.stop(stop_blocks > 0)
-                        if stop.blocked and stop_blocks < 2:  # the model goes on, told why
-                            stop_blocks += 1
-                            self._add_user_text(f"Stop hook feedback: {stop.reason}")
-                            self._save()
-                            continue
+                    if (more := await self.hooks.keep_going(stop_blocks)) is not None:
+                        stop_blocks += 1  # the model goes on, told why
+                        self._add_user_text(more)
+                        self._save()
+                        continue
                     outcome.text = message.text
                     return outcome
                 # Calls start once the message is complete: a streamed call is whole (its
@@ -285,7 +285,7 @@ class Agent:
                 self.messages.append(UserMessage(tool_results=results))
                 self._save()
                 self.events.tool_results(results)
-                if self.hooks is not None and (ended := self.hooks.take_stop()) is not None:
+                if (ended := self.hooks.take_stop()) is not None:
                     outcome.hook_stop = ended  # a tool hook's ``continue: false``
                     return outcome
         except asyncio.CancelledError:
@@ -347,29 +347,30 @@ class Agent:
         self, instructions: str = "", *, automatic: bool = False
     ) -> Compaction | None:
         """Replace the older messages with the model's summary of them, keeping the latest
-        exchange; None when there is nothing older to summarize. Raises `ModelError` when
-        the summary request fails (the conversation is then left as it was)."""
+        exchange; None when there is nothing older to summarize. A summary that would not
+        make the conversation smaller is dropped (``applied`` False). Raises `ModelError`
+        when the summary request fails (the conversation is then left as it was)."""
         window = self.context_window
         cut = compaction.plan(self.messages, window)
         if cut is None:
             return None
-        if self.hooks is not None:
-            await self.hooks.pre_compact("auto" if automatic else "manual", instructions)
+        await self.hooks.pre_compact("auto" if automatic else "manual", instructions)
         self.events.compacting(automatic)
         asked = compaction.summary_messages(cut.older, window, instructions)
         response = await self._request(compaction.SUMMARY_SYSTEM, asked, [])
         summary = response.message.text.strip() or compaction.outline(cut.older)
         before = compaction.estimate(self.messages)
+        rebuilt = compaction.rebuild(summary, cut)
+        after = compaction.estimate(rebuilt)
+        result = Compaction(before, after, automatic, len(cut.older), applied=after < before)
+        result = self.compaction_backoff.record(result, window)
+        if not result.applied:
+            self.events.compacted(result)
+            return result
         found = self.tool_search.found(self.messages)
-        self.messages[:] = compaction.rebuild(summary, cut)
+        self.messages[:] = rebuilt
         self.tool_search.kept = found  # their search results are in the summary now
         self.last_usage = None
-        result = Compaction(
-            tokens_before=before,
-            tokens_after=compaction.estimate(self.messages),
-            automatic=automatic,
-            summarized=len(cut.older),
-        )
         if self.log is not None:
             self.log.compacted(
                 self.messages,
@@ -389,6 +390,8 @@ class Agent:
         used = last.prompt_tokens + last.output_tokens
         if used < compaction.threshold(self.context_window):
             return False
+        if not self.compaction_backoff.allows(compaction.estimate(self.messages)):
+            return False  # the last one did not help; its notice said how long this waits
         return await self._compact_quietly()
 
     async def _compact_quietly(self) -> bool:
@@ -396,7 +399,8 @@ class Agent:
         if not self.auto_compact:
             return False
         try:
-            return await self.compact(automatic=True) is not None
+            result = await self.compact(automatic=True)
+            return result is not None and result.applied
         except ModelError as error:
             self.last_usage = None  # not again before the next request says how full it is
             self.events.compaction_failed(error)
@@ -482,25 +486,20 @@ class Agent:
         return [r for r in done if r is not None]
 
     async def _authorize(self, call: ToolCall) -> tuple[Tool | None, str | None, dict[str, Any]]:
-        """The tool to run, or None and the error text the model gets instead; and the
-        arguments to run it with (a PreToolUse hook may have changed them)."""
+        """The tool to run (or None and the error the model gets) and its arguments."""
         tool = self.registry.get(call.name) or self.tool_search.tool(call.name)
         if tool is None:
             # What the model was sent: with tool search on, search_tools and not 500 names.
             sent = self.tool_search.tools_for_request(self.messages)
             available = ", ".join(t.name for t in sent) or "none"
-            refusal = f"Error: unknown tool '{call.name}'. Available tools: {available}"
-            return None, refusal, call.arguments
+            unknown = f"Error: unknown tool '{call.name}'. Available tools: {available}"
+            return None, unknown, call.arguments
         if call.error is not None:
             return None, f"Error: cannot call '{call.name}': {call.error}", call.arguments
-        arguments, hook = call.arguments, None
-        if self.hooks is not None:
-            verdict = await self.hooks.pre_tool_use(call.name, arguments)
-            if verdict.blocked or verdict.permission == "deny":
-                why = verdict.permission_reason if not verdict.blocked else verdict.reason
-                self.events.tool_refused(call, f"refused {call.name}: blocked by a PreToolUse hook")
-                return None, f"Error: a PreToolUse hook blocked this call: {why}", arguments
-            arguments, hook = verdict.updated_input or arguments, verdict.permission
+        refusal, arguments, hook = await self.hooks.before_tool(call.name, call.arguments)
+        if refusal is not None:
+            self.events.tool_refused(call, f"refused {call.name}: blocked by a PreToolUse hook")
+            return None, refusal, arguments
         decision = await self.permissions.authorize(tool, arguments, hook=hook)
         if decision.notice is not None:
             self.events.tool_refused(call, decision.notice)
@@ -530,8 +529,7 @@ class Agent:
             except Exception as exc:  # a tool must not end the turn, whatever it does
                 logger.exception("tool %s raised", call.name)
                 result = ToolResult.error(f"Error: tool '{call.name}' failed: {exc!r}")
-            if self.hooks is not None:
-                result = await self.hooks.after_tool(call.name, arguments, result)
+            result = await self.hooks.after_tool(call.name, arguments, result)
         result.tool_call_id = call.id
         done[index] = result
         self.events.tool_finished(call, result)

@@ -7,8 +7,8 @@ from pathlib import Path
 from typing import Any
 
 from cat_code.agent.hooks import HookEvent, HookScope, load_hooks, parse_hooks
+from cat_code.host.config.project_trust import decide_content, project_content
 from cat_code.host.config.trust import ContentKind, Decision
-from cat_code.host.project_trust import decide_content, project_content
 
 
 def hooks(event: str, command: str, matcher: str = "", **extra: Any) -> dict[str, Any]:

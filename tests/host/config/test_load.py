@@ -21,7 +21,7 @@ from cat_code.host.config.load import (
     load_config,
 )
 from cat_code.host.config.trust import Decision, TrustStore
-from cat_code.host.home import cat_code_home
+from cat_code.host.state.home import cat_code_home
 
 
 def write(path: Path, servers: dict[str, Any]) -> Path:

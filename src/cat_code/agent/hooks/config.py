@@ -20,9 +20,9 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from cat_code.host.config.project_trust import hooks_files, read_content
 from cat_code.host.config.trust import ContentKind, Decision, TrustStore
-from cat_code.host.project_trust import hooks_files, read_content
-from cat_code.host.settings import (
+from cat_code.host.state.settings import (
     SettingsError,
     project_settings_path,
     read_settings,

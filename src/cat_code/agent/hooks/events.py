@@ -20,14 +20,17 @@ from pathlib import Path
 from typing import Any
 
 from cat_code.agent.hooks.config import HookCommand, HookConfig, HookEvent, load_hooks
-from cat_code.agent.hooks.decisions import Verdict, merge, read_run
+from cat_code.agent.hooks.decisions import PermissionDecision, Verdict, merge, read_run
 from cat_code.agent.hooks.matching import matches
 from cat_code.agent.hooks.runner import run_hook
-from cat_code.host.safe_text import safe_text
-from cat_code.host.settings import project_root
+from cat_code.base.safe_text import safe_text
+from cat_code.host.state.settings import project_root
 from cat_code.tools.base import ToolResult
 
 logger = logging.getLogger(__name__)
+
+#: How many times in a row a ``Stop`` hook may make the model go on (then it is not obeyed).
+MAX_STOP_BLOCKS = 2
 
 
 class Hooks:
@@ -90,6 +93,17 @@ class Hooks:
         fields = {"tool_name": tool_name, "tool_input": _claude_input(tool_input)}
         return await self.fire(HookEvent.PRE_TOOL_USE, fields, subject=tool_name)
 
+    async def before_tool(
+        self, tool_name: str, tool_input: dict[str, Any]
+    ) -> tuple[str | None, dict[str, Any], PermissionDecision | None]:
+        """``PreToolUse``: the refusal the model reads (None: not blocked), the arguments to
+        run the call with, and the hooks' permission decision for the gate."""
+        verdict = await self.pre_tool_use(tool_name, tool_input)
+        if verdict.blocked or verdict.permission == "deny":
+            why = verdict.reason if verdict.blocked else verdict.permission_reason
+            return f"Error: a PreToolUse hook blocked this call: {why}", tool_input, "deny"
+        return None, verdict.updated_input or tool_input, verdict.permission
+
     async def after_tool(
         self, tool_name: str, tool_input: dict[str, Any], result: ToolResult
     ) -> ToolResult:
@@ -116,6 +130,23 @@ class Hooks:
         if verdict.blocked:
             self.on_notice(safe_text(f"the prompt was blocked by a hook: {verdict.reason}"))
         return verdict
+
+    async def prompt(self, prompt: str) -> tuple[str, str | None]:
+        """A new turn: the prompt with the hooks' context for the model, and why it was
+        blocked (None: it goes on). A stop asked for in an earlier turn is spent."""
+        self.take_stop()
+        verdict = await self.user_prompt_submit(prompt)
+        if verdict.blocked or verdict.stop_reason is not None:
+            return prompt, verdict.stop_reason or verdict.reason
+        return "\n\n".join([prompt, *verdict.context]), None
+
+    async def keep_going(self, blocks_in_row: int, *, subagent: bool = False) -> str | None:
+        """The model answered: what to tell it when a ``Stop`` hook blocks (it goes on), or
+        None. A hook that blocked twice in a row is not obeyed a third time."""
+        verdict = await self.stop(blocks_in_row > 0, subagent=subagent)
+        if not verdict.blocked or blocks_in_row >= MAX_STOP_BLOCKS:
+            return None
+        return f"Stop hook feedback: {verdict.reason}"
 
     async def stop(self, active: bool, *, subagent: bool = False) -> Verdict:
         event = HookEvent.SUBAGENT_STOP if subagent else HookEvent.STOP

@@ -10,7 +10,7 @@ from __future__ import annotations
 from typing import Any
 
 from cat_code.agent.hooks.config import DEFAULT_TIMEOUT_S, HookCommand, HookConfig
-from cat_code.host.safe_text import safe_line
+from cat_code.base.safe_text import safe_line
 
 APPROVE_COMMAND = "cat-code project approve hooks"
 

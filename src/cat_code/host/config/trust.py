@@ -28,12 +28,12 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from cat_code.base.files import read_bounded
 from cat_code.host.config.edit import ConfigFile
 from cat_code.host.config.masking import written_target
 from cat_code.host.config.reach import entry_reach
-from cat_code.host.home import cat_code_home, edit_lock, write_private
+from cat_code.host.state.home import cat_code_home, edit_lock, write_private
 from cat_code.mcp.errors import ConfigError
-from cat_code.mcp.files import read_bounded
 
 logger = logging.getLogger(__name__)
 
