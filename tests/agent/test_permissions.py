@@ -10,7 +10,7 @@ import pytest
 
 from cat_code.agent.permissions import Answer, Permissions, RuleBook, RuleError, server_of
 from cat_code.host.config.project_trust import decide_content
-from cat_code.host.config.trust import Decision
+from cat_code.host.config.trust import TrustDecision
 from cat_code.tools.base import BUILTIN, Tool, ToolOwner, ToolResult
 
 
@@ -416,7 +416,7 @@ async def test_finding_5_a_project_allow_rule_applies_only_once_approved_as_writ
     assert not denied.allowed and "denied by the permission rule" in denied.reason
     assert "allow rules you have not approved: *" in str(rules.project_allows())
 
-    decide_content(Decision.APPROVED, cwd=project.parents[1])
+    decide_content(TrustDecision.APPROVED, cwd=project.parents[1])
     rules.reload()
     assert (await Permissions(rules=rules).authorize(SLEEP, {})).allowed
     assert rules.withheld == []

@@ -62,7 +62,7 @@ from cat_code.host.config.masking import (
     masked_target,
     shown_command,
 )
-from cat_code.host.config.trust import Decision, TrustStore
+from cat_code.host.config.trust import TrustDecision, TrustStore
 from cat_code.mcp.errors import ConfigError
 from cat_code.mcp.roots import Roots
 
@@ -144,7 +144,7 @@ def _set_disabled_locked(name: str, places: list[Place], *, disabled: bool) -> i
         print_line(f"MCP server '{name}' is already {word} ({place.path})")
         return EXIT_OK
     approved = is_project_file(place.path) and (
-        TrustStore().decision(place.path.parent, name, raw) is Decision.APPROVED
+        TrustStore().decision(place.path.parent, name, raw) is TrustDecision.APPROVED
     )
     file.set_field(name, "disabled", disabled)
     file.write()

@@ -8,7 +8,7 @@ from typing import Any
 
 from cat_code.agent.hooks import HookEvent, HookScope, load_hooks, parse_hooks
 from cat_code.host.config.project_trust import decide_content, project_content
-from cat_code.host.config.trust import ContentKind, Decision
+from cat_code.host.config.trust import ContentKind, TrustDecision
 
 
 def hooks(event: str, command: str, matcher: str = "", **extra: Any) -> dict[str, Any]:
@@ -63,7 +63,7 @@ def test_the_user_and_both_project_files_add_up_but_project_hooks_wait_for_appro
     ]
     assert [h.command for h in config.for_event(HookEvent.STOP)] == ["user.sh"]
 
-    decide_content(Decision.APPROVED, (ContentKind.HOOKS,), cwd=repo)
+    decide_content(TrustDecision.APPROVED, (ContentKind.HOOKS,), cwd=repo)
     assert [h.command for h in load_hooks(repo).active] == ["user.sh", "shared.sh", "mine.sh"]
 
     local.write_text(json.dumps(hooks("Stop", "changed.sh")))  # a changed hook asks again
@@ -87,6 +87,6 @@ def test_project_hooks_are_one_kind_of_project_content_listing_each_command(
 def test_a_rejected_project_hook_stays_withheld(tmp_path: Path) -> None:
     repo = project(tmp_path)
     (repo / ".cat-code" / "settings.json").write_text(json.dumps(hooks("Stop", "a.sh")))
-    decide_content(Decision.REJECTED, (ContentKind.HOOKS,), cwd=repo)
+    decide_content(TrustDecision.REJECTED, (ContentKind.HOOKS,), cwd=repo)
     config = load_hooks(repo)
     assert config.rejected and [h.command for h in config.withheld] == ["a.sh"]

@@ -12,8 +12,13 @@ import pytest
 from scripted.processes import alive
 from scripted.procs import kill_quietly, wait_until
 
-from cat_code.agent.hooks import HookCommand, HookEvent, HookScope, run_hook
-from cat_code.agent.hooks import runner as runner_module
+from cat_code.agent.hooks import (
+    HookCommand,
+    HookEvent,
+    HookScope,
+    run_hook,
+    runner as runner_module,
+)
 
 
 def hook(command: str, timeout: float = 20.0) -> HookCommand:

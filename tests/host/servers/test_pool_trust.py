@@ -8,7 +8,7 @@ import sys
 from pathlib import Path
 
 from cat_code.host.config.load import load_config
-from cat_code.host.config.trust import Decision, decide
+from cat_code.host.config.trust import TrustDecision, decide
 from cat_code.host.servers.pool import McpPool, ServerState
 
 ECHO_SERVER = Path(__file__).resolve().parents[3] / "examples" / "echo_server.py"
@@ -42,7 +42,7 @@ async def test_a_waiting_server_is_a_status_row_that_never_starts(
 
 async def test_a_rejected_server_counts_as_disabled(tmp_path: Path, cat_code_home: Path) -> None:
     mark = mark_config(tmp_path)
-    decide(["docs"], Decision.REJECTED, cwd=tmp_path)
+    decide(["docs"], TrustDecision.REJECTED, cwd=tmp_path)
     async with McpPool(load_config(cwd=tmp_path)) as pool:
         async with asyncio.timeout(20):
             await pool.connect_all()
@@ -58,7 +58,7 @@ async def test_approving_then_reloading_starts_the_server_without_a_restart(
     async with McpPool(load_config(cwd=tmp_path)) as pool:
         async with asyncio.timeout(20):
             await pool.connect_all()
-            decide(["docs"], Decision.APPROVED, cwd=tmp_path)
+            decide(["docs"], TrustDecision.APPROVED, cwd=tmp_path)
             plan = await pool.reload(load_config(cwd=tmp_path))
         assert plan.added == ["docs"]
         [status] = pool.status()

@@ -21,7 +21,7 @@ from pathlib import Path
 from typing import Any
 
 from cat_code.host.config.project_trust import hooks_files, read_content
-from cat_code.host.config.trust import ContentKind, Decision, TrustStore
+from cat_code.host.config.trust import ContentKind, TrustDecision, TrustStore
 from cat_code.host.state.settings import (
     SettingsError,
     project_settings_path,
@@ -176,7 +176,7 @@ def load_hooks(
         if not trust_project:
             content = read_content(ContentKind.HOOKS, project_file, store)
             approved = content is not None and content.approved
-            rejected = content is not None and content.decision is Decision.REJECTED
+            rejected = content is not None and content.decision is TrustDecision.REJECTED
         for path in hooks_files(project_file):
             _read(path, HookScope.PROJECT, approved, hooks, warnings)
     return HookConfig(tuple(hooks), tuple(warnings), project_file, rejected)

@@ -20,7 +20,7 @@ from pathlib import Path
 from typing import Any
 
 from cat_code.base.safe_text import safe_line
-from cat_code.host.config.trust import ContentKind, Decision, TrustStore, entry_digest
+from cat_code.host.config.trust import ContentKind, TrustDecision, TrustStore, entry_digest
 from cat_code.host.state.settings import (
     PROJECT_SETTINGS,
     SettingsError,
@@ -43,7 +43,7 @@ class ProjectContent:
     #: What the user is shown, one item each (e.g. the allow rules).
     items: tuple[str, ...]
     #: The user's decision about it as written now (None: not asked yet, or changed since).
-    decision: Decision | None = None
+    decision: TrustDecision | None = None
 
     @property
     def digest(self) -> str:
@@ -51,7 +51,7 @@ class ProjectContent:
 
     @property
     def approved(self) -> bool:
-        return self.decision is Decision.APPROVED
+        return self.decision is TrustDecision.APPROVED
 
     def describe(self) -> str:
         """One line: what it is, where, and its items (escaped: they are the repository's)."""
@@ -154,7 +154,7 @@ def project_content(
 
 
 def decide_content(
-    decision: Decision,
+    decision: TrustDecision,
     kinds: tuple[ContentKind, ...] = tuple(ContentKind),
     *,
     cwd: Path | None = None,
@@ -169,6 +169,8 @@ def decide_content(
     return decided
 
 
-def record(content: ProjectContent, decision: Decision, store: TrustStore | None = None) -> None:
+def record(
+    content: ProjectContent, decision: TrustDecision, store: TrustStore | None = None
+) -> None:
     """Record ``decision`` for ``content`` as it was read (and shown), not as it is now."""
     (store or TrustStore()).record_content(content.folder, content.kind, content.digest, decision)

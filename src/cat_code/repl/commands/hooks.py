@@ -10,7 +10,7 @@ from rich.text import Text
 
 from cat_code.agent.hooks.listing import hook_lines
 from cat_code.host.config.project_trust import decide_content
-from cat_code.host.config.trust import ContentKind, Decision
+from cat_code.host.config.trust import ContentKind, TrustDecision
 from cat_code.repl.commands.registry import (
     CommandContext,
     Outcome,
@@ -31,7 +31,7 @@ class ListHooks:
 
 @dataclass(frozen=True, slots=True)
 class DecideHooks:
-    decision: Decision
+    decision: TrustDecision
 
     async def perform(self, repl: ReplHost) -> None:
         decided = decide_content(self.decision, (ContentKind.HOOKS,), cwd=repl.session.cwd)
@@ -40,7 +40,7 @@ class DecideHooks:
             repl.console.print(note_line("the project's settings have no hooks"))
             return
         for content in decided:
-            what = "approved" if self.decision is Decision.APPROVED else "rejected"
+            what = "approved" if self.decision is TrustDecision.APPROVED else "rejected"
             repl.console.print(note_line(f"{what} for this folder: {content.describe()}"))
 
 
@@ -48,9 +48,9 @@ def _hooks(text: str, ctx: CommandContext) -> Outcome:
     if not text:
         return ListHooks()
     if text == "approve":
-        return DecideHooks(Decision.APPROVED)
+        return DecideHooks(TrustDecision.APPROVED)
     if text == "reject":
-        return DecideHooks(Decision.REJECTED)
+        return DecideHooks(TrustDecision.REJECTED)
     return Show(f"unknown /hooks subcommand {text!r} — try /hooks, /hooks approve or "
                 "/hooks reject", "error")  # fmt: skip
 
