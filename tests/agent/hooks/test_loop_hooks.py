@@ -301,3 +301,28 @@ async def test_continue_false_from_a_tool_hook_ends_the_turn_after_its_results(
     )
     outcome = await agent.run("build")
     assert outcome.hook_stop == "build is red: stopping" and len(model.calls) == 1
+
+
+async def test_a_subagents_view_fires_subagent_stop_and_no_prompt_hook(tmp_path: Path) -> None:
+    fired = tmp_path / "fired"
+    raw = {
+        **on("UserPromptSubmit", f"echo prompt >> {fired}"),
+        **on("Stop", f"echo stop >> {fired}"),
+        **on("SubagentStop", f"echo subagent-stop >> {fired}; echo 'check again' >&2; exit 2"),
+        **on("PreToolUse", f"echo pre >> {fired}"),
+    }
+    hooks = hooks_of(tmp_path, raw)
+    model = ScriptedProvider(
+        [use_tools(("shell", {})), reply("found it"), reply("sure"), reply("really")]
+    )
+    child = Agent(
+        model,
+        ToolRegistry([Recording()]),
+        permissions=Permissions(approve_all=True),
+        hooks=hooks.for_subagent(),
+    )
+    outcome = await child.run("find the config file")
+    assert outcome.text == "really"  # the third block is not obeyed
+    assert fired.read_text().split() == ["pre", *["subagent-stop"] * 3]
+    assert model.calls[0].messages[0].text == "find the config file"
+    assert model.calls[2].messages[-1].text == "Stop hook feedback: check again"

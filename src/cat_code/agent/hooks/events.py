@@ -14,6 +14,7 @@ for the next prompt, which carries it with the prompt's own.
 from __future__ import annotations
 
 import asyncio
+import copy
 import logging
 from collections.abc import Callable
 from pathlib import Path
@@ -58,6 +59,8 @@ class Hooks:
         self.pending_context: list[str] = []
         #: The first ``continue: false`` reason since `take_stop` (the loop ends the turn).
         self._stop: str | None = None
+        #: A subagent's view (`for_subagent`): its stop is ``SubagentStop``, its task no prompt.
+        self.subagent = False
         #: The project folder the hooks run in (``CAT_CODE_PROJECT_DIR``).
         self.project_dir = project_root(self.cwd)
 
@@ -66,6 +69,13 @@ class Hooks:
         """The hooks of the settings files for ``cwd`` (`load_hooks`)."""
         config = load_hooks(cwd, trust_project=trust_project)
         return cls(config, cwd=cwd, trust_project=trust_project, **kwargs)
+
+    def for_subagent(self) -> Hooks:
+        """The same hooks for a subagent's `Agent`: its final answer fires ``SubagentStop``
+        (not ``Stop``), its task fires no ``UserPromptSubmit``; tool events fire as usual."""
+        view = copy.copy(self)
+        view.subagent, view._stop = True, None
+        return view
 
     def reload(self) -> None:
         """Read the settings files again (after an approval)."""
@@ -135,15 +145,17 @@ class Hooks:
         """A new turn: the prompt with the hooks' context for the model, and why it was
         blocked (None: it goes on). A stop asked for in an earlier turn is spent."""
         self.take_stop()
+        if self.subagent:  # the task the main agent wrote is not the user's prompt
+            return prompt, None
         verdict = await self.user_prompt_submit(prompt)
         if verdict.blocked or verdict.stop_reason is not None:
             return prompt, verdict.stop_reason or verdict.reason
         return "\n\n".join([prompt, *verdict.context]), None
 
-    async def keep_going(self, blocks_in_row: int, *, subagent: bool = False) -> str | None:
-        """The model answered: what to tell it when a ``Stop`` hook blocks (it goes on), or
-        None. A hook that blocked twice in a row is not obeyed a third time."""
-        verdict = await self.stop(blocks_in_row > 0, subagent=subagent)
+    async def keep_going(self, blocks_in_row: int) -> str | None:
+        """The model answered: what to tell it when a ``Stop`` (``SubagentStop``) hook
+        blocks (it goes on), or None. One that blocked twice in a row is not obeyed again."""
+        verdict = await self.stop(blocks_in_row > 0, subagent=self.subagent)
         if not verdict.blocked or blocks_in_row >= MAX_STOP_BLOCKS:
             return None
         return f"Stop hook feedback: {verdict.reason}"
