@@ -207,10 +207,19 @@ def test_a_projects_hooks_do_not_run_before_approval_and_p_says_so_in_one_line(
 def test_the_repl_asks_about_project_hooks_at_start_and_hooks_lists_them(
     place: Place, api: ScriptedModelApi
 ) -> None:
-    mark = place.project / "HOOK-RAN"
+    mark, events = place.project / "HOOK-RAN", place.home / "events"
     place.project_hooks(on("UserPromptSubmit", f"touch {mark}"))
-    place.user_hooks(on("Stop", "true"))
+    log = f"jq -c '[.hook_event_name, .source // .reason // .message]' >> {events}"
+    place.user_hooks(
+        {
+            **on("Stop", "true"),
+            **on("SessionStart", log),
+            **on("SessionEnd", log),
+            **on("Notification", log),
+        }
+    )
     api.add(anthropic_text("hello there"))
+    api.add(anthropic_tool_use("shell", {"command": "echo hi"}), anthropic_text("not run"))
     term = Terminal(CAT_CODE, [], env=place.env, cwd=place.project)
     try:
         asked = term.wait_for("approve and apply them? [y/N]")  # (the line may wrap anywhere)
@@ -223,7 +232,16 @@ def test_the_repl_asks_about_project_hooks_at_start_and_hooks_lists_them(
         term.type("hi")
         term.wait_for("hello there")
         assert mark.exists()
+        term.type("run echo")
+        term.wait_for("allow?")
+        term.type("n")
+        term.wait_for("not run")
         term.type("/exit")
         assert term.wait_for_exit() == 0
     finally:
         term.close()
+    assert [json.loads(line) for line in events.read_text().splitlines()] == [
+        ["SessionStart", "startup"],
+        ["Notification", "cat-code needs your permission to use shell"],
+        ["SessionEnd", "prompt_input_exit"],
+    ]
