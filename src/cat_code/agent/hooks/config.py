@@ -10,7 +10,8 @@ Files, in order: the user's ``$CAT_CODE_HOME/settings.json``, the project's
 add up (none replaces another). A project's hooks are repository content: they run only
 once the user approved them as written (`ContentKind.HOOKS`, one digest over both project
 files), or for one run with ``--trust-project``; until then they are listed as waiting.
-A bad entry is named in a warning with its file and skipped; the others hold.
+A bad entry is named in a warning with its file and skipped; the others hold. An unreadable
+``settings.json`` is named once, by the permission rules' warning; its hooks do not run.
 """
 
 from __future__ import annotations
@@ -23,6 +24,7 @@ from typing import Any
 from cat_code.host.config.project_trust import hooks_files, read_content
 from cat_code.host.config.trust import ContentKind, TrustDecision, TrustStore
 from cat_code.host.state.settings import (
+    SETTINGS_FILE,
     SettingsError,
     project_settings_path,
     read_settings,
@@ -188,7 +190,8 @@ def _read(
     try:
         raw = read_settings(path).get("hooks")
     except SettingsError as exc:
-        warnings.append(f"{exc}; its hooks do not run")
+        if path.name != SETTINGS_FILE:  # a settings.json's is named once, by the rule book
+            warnings.append(f"{exc}; its hooks do not run")
         return
     found, problems = parse_hooks(raw, path, scope, approved=approved)
     into.extend(found)
