@@ -38,12 +38,14 @@ def test_bad_entries_are_named_and_skipped_while_the_good_ones_hold() -> None:
         "Stop": [{"hooks": [{"type": "prompt", "prompt": "x"}, {"command": "ok.sh"}]}],
         "PostToolUse": [{"matcher": "x", "hooks": [{"command": "t.sh", "timeout": -1}]}],
         "SessionEnd": "nope",
+        "PreToolUse": [{"matcher": "(bad", "hooks": [{"command": "x.sh"}]}],
     }
     found, warnings = parse_hooks(raw, Path("s.json"), HookScope.USER)
-    assert [h.command for h in found] == ["ok.sh"]
-    assert len(warnings) == 4
+    assert [h.command for h in found] == ["ok.sh", "x.sh"]
+    assert len(warnings) == 5
     assert all(w.startswith("s.json: ") for w in warnings)
     assert "unknown hook event 'PreToolUze'" in warnings[0]
+    assert "matcher '(bad' is not a valid regular expression" in warnings[4]
 
 
 def test_the_user_and_both_project_files_add_up_but_project_hooks_wait_for_approval(

@@ -21,6 +21,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from cat_code.agent.hooks.matching import valid_matcher
 from cat_code.host.config.project_trust import hooks_files, read_content
 from cat_code.host.config.trust import ContentKind, TrustDecision, TrustStore
 from cat_code.host.state.settings import (
@@ -138,6 +139,11 @@ def parse_hooks(
                     '"matcher"; skipped'
                 )
                 continue
+            if not valid_matcher(matcher):
+                warnings.append(
+                    f"{file}: hooks.{name}: matcher {matcher!r} is not a valid regular "
+                    "expression; it matches nothing"
+                )
             for entry in hooks:
                 hook, problem = _command(entry, event, matcher, file, scope, approved)
                 if hook is not None:

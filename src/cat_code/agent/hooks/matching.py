@@ -44,6 +44,20 @@ def matches(matcher: str, subject: str | None) -> bool:
     return pattern is not None and any(pattern.fullmatch(name) for name in names)
 
 
+def valid_matcher(matcher: str) -> bool:
+    """Whether ``matcher`` can match anything (an expression that does not compile cannot)."""
+    matcher = matcher.strip()
+    return matcher in ("", "*") or bool(_NAMES.fullmatch(matcher)) or _valid(matcher)
+
+
+def _valid(pattern: str) -> bool:
+    try:
+        re.compile(pattern)
+    except re.error:
+        return False
+    return True
+
+
 @functools.lru_cache(maxsize=256)
 def _compiled(matcher: str) -> re.Pattern[str] | None:
     try:
