@@ -59,11 +59,18 @@ class HookProcess:
         self._stdin, self._stdout, self._stderr = stdin, stdout, stderr
         #: The descriptors still open (each closed once: a number may be reused after).
         self._open = {stdin, stdout, stderr}
-        for fd in self._open:
-            os.set_blocking(fd, False)
-        self._pidfd = os.pidfd_open(self.pid)
-        self._open.add(self._pidfd)
         self.returncode: int | None = None
+        try:
+            for fd in self._open:
+                os.set_blocking(fd, False)
+            self._pidfd = os.pidfd_open(self.pid)
+        except OSError:  # out of descriptors: the hook goes at once, nothing is left open
+            self.end_group(signal.SIGKILL)
+            os.waitpid(self.pid, 0)
+            for fd in (stdin, stdout, stderr):
+                self._close(fd)
+            raise
+        self._open.add(self._pidfd)
 
     async def communicate(self, data: bytes, limit: int) -> tuple[bytes, bytes]:
         """Write ``data`` to stdin, read stdout and stderr (at most ``limit`` bytes of each
