@@ -1,17 +1,18 @@
 """A hook's child process, started by ``posix_spawn`` and watched through a pidfd.
 
-Why not `asyncio.create_subprocess_exec`: with ``start_new_session`` it forks (CPython
-uses ``posix_spawn`` only without one), and a fork from a busy agent costs the parent
-page-table work that grows with what it touched since the last one (measured 2-3× a
-hook's own start), plus one watcher thread per child. ``posix_spawn`` with ``setsid``
-starts the hook in its own session (so its process group is its own) at the price of a
-bare start, and a pidfd in the event loop says when it exits; stdin, stdout and stderr
-are non-blocking pipes served by the loop's readers and writer.
+Why not `asyncio.create_subprocess_exec`: with ``start_new_session`` CPython forks
+(it uses ``posix_spawn`` only without one), and a fork from a busy agent process was
+measured 2-3× slower than a ``posix_spawn`` from the same place; asyncio also starts a
+watcher thread per child. ``posix_spawn`` with ``setsid`` starts the hook in its own
+session (so its process group is its own), a pidfd in the event loop says when it exits,
+and stdin, stdout and stderr are non-blocking pipes served by the loop's readers and writer.
 
-Invariants: `communicate` always reaps the child (waitpid) before it returns or raises,
-and removes every reader and writer and closes every descriptor it opened; `end_group`
-signals the hook's whole group, never cat-code's. `available` says whether this
-platform has what it needs (Linux: pidfd); elsewhere the runner uses asyncio.
+Invariants: `communicate` reaps the child before it returns; when it raises (a timeout, a
+cancel) it has removed its readers and writer and closed the pipes, and the caller
+awaits `end`, which ends the group and reaps the child. Every descriptor is closed once
+(a number may be reused after). `end_group` signals the hook's whole group, never
+cat-code's. `available` says whether this platform has what it needs (Linux: pidfd);
+elsewhere the runner uses asyncio.
 """
 
 from __future__ import annotations
