@@ -2,7 +2,8 @@
 for Claude Code (bash and ``jq``) in temporary folders, and a project whose hooks leave a
 mark (a file) when they run, so each test sees whether they ran at all.
 
-Covered: a PreToolUse guard blocking ``rm -rf`` (the model reads why, the file stays), a
+Covered: a PreToolUse guard blocking ``rm -rf`` (the model reads why, the file stays) and an
+MCP tool (matched as ``mcp__echo__.*``), a
 PostToolUse hook's ``additionalContext`` reaching the model, ``-v`` naming each run, a
 project's hooks skipped by ``-p`` until approved (one stderr line naming the command), run
 once with ``--trust-project``, listed by ``cat-code hooks``, and the REPL's start-up
@@ -22,6 +23,7 @@ from typing import Any
 
 import pytest
 from scripted.model_api import ScriptedModelApi, anthropic_text, anthropic_tool_use, tool_results
+from scripted.processes import ECHO_SERVER
 from scripted.terminal import Terminal
 
 CAT_CODE = str(Path(sys.executable).parent / "cat-code")
@@ -131,6 +133,30 @@ def test_a_claude_code_pre_tool_use_guard_blocks_rm_rf_and_the_model_reads_why(
     assert victim.read_text() == "keep me"
     assert "refused shell: blocked by a PreToolUse hook" in run.stderr
     assert run.stdout == "I will not delete it then.\n"
+
+
+def test_a_hook_matches_an_mcp_tool_by_its_registered_name_and_blocks_it(
+    place: Place, api: ScriptedModelApi
+) -> None:
+    config = place.home / "mcp.json"
+    server = {"command": sys.executable, "args": [str(ECHO_SERVER)]}
+    config.write_text(json.dumps({"mcpServers": {"echo": server}}))
+    seen = place.home / "seen.json"
+    guard = f"cat > {seen}; echo 'echo is off today' >&2; exit 2"
+    place.user_hooks(on("PreToolUse", guard, "mcp__echo__.*"))
+    results: list[str] = []
+
+    def read_why(request: dict[str, Any]) -> dict[str, Any]:
+        results.append(result_text(request))
+        return anthropic_text("ok, no echo")
+
+    api.add(anthropic_tool_use("mcp__echo__echo", {"text": "hi"}), read_why)
+    run = place.run("--mcp-config", str(config), "-p", "echo hi", "--yes")
+
+    assert run.returncode == 0, run.stderr
+    assert results == ["Error: a PreToolUse hook blocked this call: echo is off today"]
+    payload = json.loads(seen.read_text())
+    assert (payload["tool_name"], payload["tool_input"]) == ("mcp__echo__echo", {"text": "hi"})
 
 
 def test_a_post_tool_use_hooks_context_reaches_the_model_and_v_logs_each_run(
