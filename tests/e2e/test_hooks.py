@@ -3,11 +3,11 @@ for Claude Code (bash and ``jq``) in temporary folders, and a project whose hook
 mark (a file) when they run, so each test sees whether they ran at all.
 
 Covered: a PreToolUse guard blocking ``rm -rf`` (the model reads why, the file stays) and an
-MCP tool (matched as ``mcp__echo__.*``), a
-PostToolUse hook's ``additionalContext`` reaching the model, ``-v`` naming each run, a
-project's hooks skipped by ``-p`` until approved (one stderr line naming the command), run
-once with ``--trust-project``, listed by ``cat-code hooks``, and the REPL's start-up
-question and ``/hooks``.
+MCP tool (matched as ``mcp__echo__.*``), a PostToolUse hook's ``additionalContext`` reaching
+the model, ``-v`` naming each run, a project's hooks skipped by ``-p`` until approved (one
+stderr line naming the command), run once with ``--trust-project``, listed by ``cat-code
+hooks``, and the REPL's start-up question, ``/hooks``, SessionStart, Notification and
+SessionEnd.
 """
 
 from __future__ import annotations
