@@ -6,8 +6,8 @@ Covered: a PreToolUse guard blocking ``rm -rf`` (the model reads why, the file s
 MCP tool (matched as ``mcp__echo__.*``), a PostToolUse hook's ``additionalContext`` reaching
 the model, ``-v`` naming each run, a project's hooks skipped by ``-p`` until approved (one
 stderr line naming the command), run once with ``--trust-project``, listed by ``cat-code
-hooks``, and the REPL's start-up question, ``/hooks``, SessionStart, Notification and
-SessionEnd.
+hooks``, the REPL's start-up question, ``/hooks``, SessionStart, Notification and
+SessionEnd, and a guard and SubagentStop inside a subagent.
 """
 
 from __future__ import annotations
@@ -270,4 +270,48 @@ def test_the_repl_asks_about_project_hooks_at_start_and_hooks_lists_them(
         ["SessionStart", "startup"],
         ["Notification", "cat-code needs your permission to use shell"],
         ["SessionEnd", "prompt_input_exit"],
+    ]
+
+
+def test_hooks_fire_inside_a_subagent_and_subagent_stop_when_it_ends(
+    place: Place, api: ScriptedModelApi
+) -> None:
+    fired = place.home / "fired"
+    log = f"jq -c '[.hook_event_name, .tool_input.command // .stop_hook_active]' >> {fired}"
+    place.user_hooks(
+        {
+            "PreToolUse": [
+                {"matcher": "Bash", "hooks": [{"type": "command",
+                                               "command": place.script("guard.sh", RM_GUARD)}]},
+                {"matcher": "Bash", "hooks": [{"type": "command", "command": log}]},
+            ],
+            **on("SubagentStop", log),
+            **on("Stop", log),
+        }
+    )  # fmt: skip
+    task = "Clean the build folder."
+    child_saw: list[str] = []
+
+    def child_reads(request: dict[str, Any]) -> dict[str, Any]:
+        child_saw.append(result_text(request))
+        return anthropic_text("could not clean it")
+
+    api.add(
+        anthropic_tool_use("agent", {"description": "clean up", "prompt": task}),
+        anthropic_text("The subagent could not clean it."),
+    )
+    api.add_conversation(
+        task, anthropic_tool_use("shell", {"command": "rm -rf build"}), child_reads
+    )
+    run = place.run("-p", "go", "--yes")
+
+    assert run.returncode == 0, run.stderr
+    assert child_saw == [
+        "Error: a PreToolUse hook blocked this call: Blocked: rm -rf is not allowed in this "
+        "repository"
+    ]
+    assert [json.loads(line) for line in fired.read_text().splitlines()] == [
+        ["PreToolUse", "rm -rf build"],
+        ["SubagentStop", False],
+        ["Stop", False],
     ]

@@ -9,6 +9,7 @@ docs/architecture.md, "Adding a slash command"); a new topic module is also list
 from __future__ import annotations
 
 from cat_code.repl.commands import (
+    agents,
     help,
     hooks,
     mcp,
@@ -55,6 +56,7 @@ REGISTRY = CommandRegistry(
         *permissions.COMMANDS,
         *hooks.COMMANDS,
         *session.COMMANDS,
+        *agents.COMMANDS,
     ),
     families=(prompts_resources.PROMPT_COMMANDS,),
 )
