@@ -23,6 +23,9 @@ KNOWN_OVERSIZE: frozenset[str] = frozenset(
         # the stdio child's lifecycle and its reader in one module.
         "cat_code/mcp/transports/stdio.py",
         "cat_code/mcp/transports/stdio.py::StdioTransport",
+        # the loop (397 lines on main before hooks) with the hook points of issue 28 (the
+        # hooks' own logic is in agent/hooks; what stays is one call per event): to split.
+        "cat_code/agent/loop.py::Agent",
     }
 )
 

@@ -12,11 +12,13 @@ from cat_code.repl.commands import (
     agents,
     help,
     hooks,
+    jobs,
     mcp,
     mcp_servers,
     permissions,
     prompts_resources,
     session,
+    tasks,
 )
 from cat_code.repl.commands.mcp import CallTool, resolve_tool_name
 from cat_code.repl.commands.mcp_servers import (
@@ -56,6 +58,8 @@ REGISTRY = CommandRegistry(
         *permissions.COMMANDS,
         *hooks.COMMANDS,
         *session.COMMANDS,
+        *jobs.COMMANDS,
+        *tasks.COMMANDS,
         *agents.COMMANDS,
     ),
     families=(prompts_resources.PROMPT_COMMANDS,),
