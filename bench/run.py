@@ -36,6 +36,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 
 import agent_workloads
 import context_workloads
+import hook_workloads
 import impls
 import job_workloads
 import lifecycle_workloads
@@ -175,6 +176,14 @@ METRICS = [
         "s",
         "from a crashed (SIGKILLed) stdio server to a successful call on it",
         floor_is="by hand: wait for the exit, spawn, initialize, list, call",
+        sdk_is="",
+    ),
+    Metric(
+        "hooks.pre_tool_use",
+        "s",
+        "per tool call through the agent loop with one no-op PreToolUse command hook (`true`)",
+        target_vs_floor=1.3,
+        floor_is="the hook's own process start (`/bin/sh -c true`, JSON on stdin, asyncio)",
         sdk_is="",
     ),
     Metric(
@@ -393,6 +402,9 @@ async def run_in_process(bench: Bench) -> None:
     await bench.run_async(["stdio.parallel_connect_slow"], w.stdio_parallel_connect_slow)
     await bench.run_async(
         ["stdio.restart"], lifecycle_workloads.stdio_restart, ("cat_code", "floor")
+    )
+    await bench.run_async(
+        ["hooks.pre_tool_use"], hook_workloads.pre_tool_use, ("cat_code", "floor")
     )
     http_names = [m.name for m in METRICS if m.name.startswith("http.")]
     if not bench.wanted(*http_names):

@@ -28,6 +28,12 @@ results go back in call order. Invariants:
   the prompt is too long, the request then retried. Tools found by search before it stay
   found (``ToolSearch.kept``); ``restate`` (the open tasks) is said again after each.
 
+- Hooks (`cat_code.agent.hooks`, when the session has any): ``UserPromptSubmit`` before the
+  prompt joins (a block drops it), ``PreToolUse`` before a call is authorized (a block or a
+  ``deny`` refuses it; its decision goes to `Permissions.authorize`), ``PostToolUse`` after
+  it ran, ``Stop`` when the model answers (a block makes it go on, obeyed at most twice in a
+  row) and ``PreCompact`` before a compaction.
+
 The loop knows `Tool` and `ToolRegistry`, never MCP; the UI listens through `AgentEvents`.
 """
 
@@ -37,12 +43,13 @@ import asyncio
 import logging
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field, replace
-from typing import Literal, Protocol
+from typing import Any, Literal, Protocol
 
 from cat_code.agent import compaction
 from cat_code.agent.compaction import Compaction
 from cat_code.agent.compaction_backoff import CompactionBackoff
 from cat_code.agent.cost import UsageMeter
+from cat_code.agent.hooks import Hooks
 from cat_code.agent.permissions import Permissions
 from cat_code.agent.providers.base import (
     AssistantMessage,
@@ -148,6 +155,8 @@ class Outcome:
     stop_reason: StopReason | None = None
     model_turns: int = 0
     usage: Usage = field(default_factory=Usage)
+    #: Why a hook ended the turn (a blocked prompt, ``continue: false``), else None.
+    hook_stop: str | None = None
 
     @property
     def turn_limit_note(self) -> str:
@@ -172,6 +181,7 @@ class Agent:
         tool_search: ToolSearch | None = None,
         log: ConversationLog | None = None,
         meter: UsageMeter | None = None,
+        hooks: Hooks | None = None,
         restate: Callable[[], str] | None = None,
     ) -> None:
         self.provider = provider
@@ -198,6 +208,8 @@ class Agent:
         self.compaction_backoff = CompactionBackoff()
         #: The text streamed by the model call in flight.
         self._partial: list[str] = []
+        #: The session's hooks (none by default: firing an event then costs nothing).
+        self.hooks = hooks or Hooks()
         #: Notes for the model (a background job ended), told before each request.
         self.notes_for_model: Callable[[], str] | None = None
         #: Where a compaction is told to the user (the session's queue), if anywhere.
@@ -227,6 +239,10 @@ class Agent:
 
     async def run(self, prompt: str) -> Outcome:
         """Run one user turn to its end. Raises only `asyncio.CancelledError`."""
+        stop_blocks = 0  # Stop hooks that made the model go on, in a row
+        prompt, blocked = await self.hooks.prompt(prompt)
+        if blocked is not None:
+            return Outcome(status="done", hook_stop=blocked)
         # Where this turn began: an unanswered prompt is taken back from here (None once a
         # compaction rewrote the conversation: the prompt is in the summary message then).
         start: int | None = len(self.messages)
@@ -265,6 +281,11 @@ class Agent:
                 if message.text:
                     self.events.assistant_text(message.text, final=not message.tool_calls)
                 if not message.tool_calls:
+                    if (more := await self.hooks.keep_going(stop_blocks)) is not None:
+                        stop_blocks += 1  # the model goes on, told why
+                        self._add_user_text(more)
+                        self._save()
+                        continue
                     outcome.text = message.text
                     return outcome
                 # Calls start once the message is complete: a streamed call is whole (its
@@ -273,6 +294,9 @@ class Agent:
                 self.messages.append(UserMessage(tool_results=results))
                 self._save()
                 self.events.tool_results(results)
+                if (ended := self.hooks.take_stop()) is not None:
+                    outcome.hook_stop = ended  # a tool hook's ``continue: false``
+                    return outcome
         except asyncio.CancelledError:
             self._keep_partial("user")
             self._repair_after_cancel(start)
@@ -339,6 +363,7 @@ class Agent:
         cut = compaction.plan(self.messages, window)
         if cut is None:
             return None
+        await self.hooks.pre_compact("auto" if automatic else "manual", instructions)
         self.events.compacting(automatic)
         asked = compaction.summary_messages(cut.older, window, instructions)
         response = await self._request(compaction.SUMMARY_SYSTEM, asked, [])
@@ -452,13 +477,13 @@ class Agent:
     async def _run_tools(self, calls: list[ToolCall]) -> list[ToolResult]:
         done: list[ToolResult | None] = [None] * len(calls)
         try:
-            planned: list[tuple[Tool | None, str | None]] = []
+            planned: list[tuple[Tool | None, str | None, dict[str, Any]]] = []
             for call in calls:
                 planned.append(await self._authorize(call))
             async with asyncio.TaskGroup() as group:
-                for index, (call, (tool, refusal)) in enumerate(zip(calls, planned, strict=True)):
+                for index, (call, plan) in enumerate(zip(calls, planned, strict=True)):
                     group.create_task(
-                        self._run_one(call, tool, refusal, done, index), name=f"tool:{call.name}"
+                        self._run_one(call, *plan, done, index), name=f"tool:{call.name}"
                     )
         except asyncio.CancelledError:
             # Calls that finished keep their results; the others are marked cancelled.
@@ -472,26 +497,32 @@ class Agent:
             raise
         return [r for r in done if r is not None]
 
-    async def _authorize(self, call: ToolCall) -> tuple[Tool | None, str | None]:
-        """The tool to run, or None and the error text the model gets instead."""
+    async def _authorize(self, call: ToolCall) -> tuple[Tool | None, str | None, dict[str, Any]]:
+        """The tool to run (or None and the error the model gets) and its arguments."""
         tool = self.registry.get(call.name) or self.tool_search.tool(call.name)
         if tool is None:
             # What the model was sent: with tool search on, search_tools and not 500 names.
             sent = self.tool_search.tools_for_request(self.messages)
             available = ", ".join(t.name for t in sent) or "none"
-            return None, f"Error: unknown tool '{call.name}'. Available tools: {available}"
+            unknown = f"Error: unknown tool '{call.name}'. Available tools: {available}"
+            return None, unknown, call.arguments
         if call.error is not None:
-            return None, f"Error: cannot call '{call.name}': {call.error}"
-        decision = await self.permissions.authorize(tool, call.arguments)
+            return None, f"Error: cannot call '{call.name}': {call.error}", call.arguments
+        refusal, arguments, hook = await self.hooks.before_tool(call.name, call.arguments)
+        if refusal is not None:
+            self.events.tool_refused(call, f"refused {call.name}: blocked by a PreToolUse hook")
+            return None, refusal, arguments
+        decision = await self.permissions.authorize(tool, arguments, hook=hook)
         if decision.notice is not None:
             self.events.tool_refused(call, decision.notice)
-        return (tool, None) if decision.allowed else (None, decision.reason)
+        return (tool, None, arguments) if decision.allowed else (None, decision.reason, arguments)
 
     async def _run_one(
         self,
         call: ToolCall,
         tool: Tool | None,
         refusal: str | None,
+        arguments: dict[str, Any],
         done: list[ToolResult | None],
         index: int,
     ) -> None:
@@ -504,12 +535,13 @@ class Agent:
                 self.events.tool_progress(call, done, total, message)
 
             try:
-                result = await tool.execute(call.arguments, progress=progress)
+                result = await tool.execute(arguments, progress=progress)
             except asyncio.CancelledError:
                 raise
             except Exception as exc:  # a tool must not end the turn, whatever it does
                 logger.exception("tool %s raised", call.name)
                 result = ToolResult.error(f"Error: tool '{call.name}' failed: {exc!r}")
+            result = await self.hooks.after_tool(call.name, arguments, result)
         result.tool_call_id = call.id
         done[index] = result
         self.events.tool_finished(call, result)

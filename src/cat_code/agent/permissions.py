@@ -526,11 +526,16 @@ class Permissions:
                 found.append(path)
         return found
 
-    async def authorize(self, tool: Tool, arguments: dict[str, Any]) -> Decision:
-        """Decide one call, asking the user when the rules do not settle it."""
+    async def authorize(
+        self, tool: Tool, arguments: dict[str, Any], *, hook: str | None = None
+    ) -> Decision:
+        """Decide one call, asking the user when the rules do not settle it. A PreToolUse
+        ``hook`` saying ``allow`` settles a question, ``ask`` asks even what rules allow."""
         decision = self.standing_decision(tool, arguments)
-        if decision is not None:
+        if decision is not None and not (hook == "ask" and decision.allowed):
             return decision
+        if hook == "allow":
+            return Decision(True, "allowed by a PreToolUse hook")
         if self.asker is None:
             if guarded := write_guard.guarded_writes(tool, arguments, self.workspace):
                 return Decision(False, write_guard.refusal(tool, guarded))

@@ -14,6 +14,9 @@ The conversation is saved as it goes (`SessionLog`, one file per conversation un
 ``$CAT_CODE_HOME/sessions/``); ``resume`` (``--continue`` / ``--resume``) goes on with a
 saved one, in its own file. `UsageMeter` adds up every request's tokens for ``/cost``
 and the ``-p`` JSON result; a new agent (``/model``) keeps the log and the meter.
+`Hooks` (the settings files' hooks) go to every agent; the asker is wrapped so that a
+question to the user fires ``Notification`` first. The front ends fire ``SessionStart``
+and ``SessionEnd``.
 
 The task list (`TaskStore`, the four task tools) is the session's own, named by its id,
 unless ``$CAT_CODE_TASK_LIST`` names a shared one; the session file records which, so
@@ -29,11 +32,13 @@ from __future__ import annotations
 import logging
 from collections.abc import Callable, Sequence
 from pathlib import Path
+from typing import Any
 
 from cat_code.agent.cost import UsageMeter
 from cat_code.agent.history import LoadedSession, SessionLog
+from cat_code.agent.hooks import Hooks
 from cat_code.agent.loop import DEFAULT_MAX_TURNS, Agent, AgentEvents
-from cat_code.agent.permissions import Asker, Permissions, RuleBook
+from cat_code.agent.permissions import Answer, Asker, Permissions, RuleBook
 from cat_code.agent.providers import (
     ModelSpecError,
     NoModelConfigured,
@@ -122,6 +127,14 @@ class Session:
             builtin_tool_list(self.cwd, self.ledger, JobTools(self.jobs, self.notes))
         )
         self.rules = RuleBook.from_settings(self.cwd, trust_project=trust_project)
+        self.hooks = Hooks.load(
+            self.cwd,
+            trust_project=trust_project,
+            session_id=lambda: self.session_id,
+            transcript_path=self._transcript_path,
+        )
+        if asker is not None:
+            asker = _notifying(asker, self.hooks)
         #: cwd and ``--add-dir``; ``/add-dir`` adds more (every server shares them).
         self.roots = Roots(add_dirs, cwd=self.cwd)
         self.permissions = Permissions(
@@ -150,6 +163,7 @@ class Session:
             self.registry.register(tool)
         #: The ``agent`` tool, the subagent definitions and their runs.
         self.subagents = self._attach_subagents()
+        self.subagents.hooks = self.hooks  # fired inside subagents too (their view)
         self.agent: Agent | None = None
         if self.provider is not None:
             self.agent = self.new_agent(self.provider)
@@ -182,6 +196,7 @@ class Session:
             events=self.events,
             log=self.log,
             meter=self.meter,
+            hooks=self.hooks,
             restate=self.restate_tasks,
         )
         agent.notes_for_model = self.notes_for_model
@@ -226,6 +241,9 @@ class Session:
     @property
     def session_id(self) -> str:
         return self.log.id
+
+    def _transcript_path(self) -> Path:
+        return self.log.path
 
     def new_conversation(self) -> None:
         """Forget the conversation and go on in a new session file (``/clear``)."""
@@ -327,6 +345,16 @@ class Session:
             skills=skills,
             guidance=[TASKS_GUIDANCE],
         )
+
+
+def _notifying(asker: Asker, hooks: Hooks) -> Asker:
+    """``asker``, firing the ``Notification`` hooks before each question."""
+
+    async def ask(tool: Tool, arguments: dict[str, Any]) -> Answer:
+        await hooks.notification(f"cat-code needs your permission to use {tool.name}")
+        return await asker(tool, arguments)
+
+    return ask
 
 
 def settle_in_background() -> None:

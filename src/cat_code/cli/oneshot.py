@@ -333,6 +333,7 @@ async def _run(
         trust_project=args.trust_project,
     )
     report.session_id, report.meter = session.session_id, session.meter
+    session.hooks.on_notice = lambda text: _say(f"cat-code: {text}")
     events.notes = NotePrinter(session.notes, report.line)
     session.tasks.listeners.append(report.tasks)
     report.subagents = session.subagents.runs
@@ -375,16 +376,25 @@ async def _run(
                 _say(f"cat-code: warning: {warning}")
             if session.rules.withheld:  # the project's allow rules wait for an approval
                 _say(f"cat-code: {session.rules.project_allows()}")
+            for warning in session.hooks.config.warnings:
+                _say(f"cat-code: warning: {warning}")
+            if (skipped := session.hooks.withheld_line()) is not None:  # nothing can ask here
+                _say(f"cat-code: {skipped}")
             servers = [{"name": s.name, "status": _server_state(s.state)} for s in pool.status()]
             model = provider.name.partition(":")[2] or provider.name
             report.init(model, session.registry.names(), servers)
+            await session.hooks.session_start("startup" if resumed is None else "resume")
             outcome = await agent.run(prompt)
         finally:
             events.end_line()
             events.show_notes()
+            await session.hooks.session_end("other")
             prepare.cancel()
             session.log.close()
             await provider.close()
+        if outcome.hook_stop is not None:  # said by the hooks' notice; no answer
+            report.result(outcome, outcome.hook_stop)
+            return EXIT_FAILED
         if outcome.status == "done":
             if outcome.stop_reason == "max_tokens":
                 _say("cat-code: the answer was cut off at the output token limit")

@@ -32,7 +32,9 @@ def run_project_command(args: Options) -> int:
         found = project_content()
         if not found:
             where = project_settings_path()
-            print_line(f"No allow rules to approve in {where} (servers: cat-code mcp list).")
+            print_line(
+                f"No allow rules or hooks to approve in {where} (servers: cat-code mcp list)."
+            )
             return EXIT_OK
         for content in found:
             print_line(f"{_state(content)}  {content.describe()}")
@@ -52,7 +54,7 @@ def run_project_command(args: Options) -> int:
     decision = TrustDecision.APPROVED if verb == "approve" else TrustDecision.REJECTED
     decided = decide_content(decision, kinds)
     if not decided:
-        print_line(f"No allow rules in {project_settings_path()}; nothing to {verb}.")
+        print_line(f"No allow rules or hooks in {project_settings_path()}; nothing to {verb}.")
         return EXIT_OK
     for content in decided:
         if decision is TrustDecision.APPROVED:

@@ -176,10 +176,12 @@ class Repl:
         self._banner()
         if self.resumed is not None:
             say_resumed(self.console, self.resumed)
-        for warning in self.rules.warnings():
+        hooks = self.session.hooks
+        hooks.on_notice = lambda text: self.console.print(note_line(text))
+        for warning in [*self.rules.warnings(), *hooks.config.warnings]:
             self.console.print(note_line(f"warning: {warning}"))
-        if self.rules.withheld:
-            await self.questions.trust_project_rules(self.rules)
+        if self.rules.withheld or hooks.withheld:
+            await self.questions.trust_project_rules(self.rules, hooks)
         elif (allows := self.rules.project_allows()) is not None:
             self.console.print(note_line(allows))
         config = load_run_config(self.args.config_paths, trust_project=self.args.trust_project)
@@ -192,7 +194,9 @@ class Repl:
 
         async def session() -> int:
             try:
+                await hooks.session_start("startup" if self.resumed is None else "resume")
                 await self._read_eval_loop()
+                await hooks.session_end("prompt_input_exit")
             finally:
                 self.notes.detach()
                 connect.cancel()

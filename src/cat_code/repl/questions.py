@@ -22,6 +22,7 @@ from prompt_toolkit.patch_stdout import patch_stdout
 from rich.console import Console
 from rich.text import Text
 
+from cat_code.agent.hooks import Hooks
 from cat_code.agent.permissions import Answer, RuleBook, server_of
 from cat_code.agent.subagents import asking_subagent
 from cat_code.agent.transcript import compact_json
@@ -29,7 +30,7 @@ from cat_code.agent.write_guard import question_notes
 from cat_code.base.safe_text import safe_line
 from cat_code.host.config.load import McpConfig
 from cat_code.host.config.project_trust import project_content, record as record_content
-from cat_code.host.config.trust import TrustDecision, decide
+from cat_code.host.config.trust import ContentKind, TrustDecision, decide
 from cat_code.host.status import waiting_lines
 from cat_code.mcp.auth.callback import open_in_background
 from cat_code.mcp.errors import ConfigError
@@ -173,13 +174,18 @@ class Questions:
             return False
         return True
 
-    async def trust_project_rules(self, rules: RuleBook) -> None:
-        """Name the project's allow rules the user has not approved; ask once to apply them."""
+    async def trust_project_rules(self, rules: RuleBook, hooks: Hooks) -> None:
+        """Name the project's allow rules and hooks the user has not approved; ask once to
+        apply them."""
         waiting = [c for c in project_content() if c.decision is None]
         if not waiting:  # rejected: said once, not asked
-            self.console.print(note_line(str(rules.project_allows())))
+            said = [rules.project_allows(), hooks.withheld_line()]
+            self.console.print(note_line("\n".join(line for line in said if line)))
             return
-        self.console.print(Text(str(rules.project_allows()), style="yellow"))
+        for content in waiting:
+            line = rules.project_allows() if content.kind is ContentKind.RULES else None
+            line = line or f"project {content.describe()}: they do not run until you approve them"
+            self.console.print(Text(line, style="yellow"))
         try:
             answer = await self.question("approve and apply them? [y/N] › ")
         except (EOFError, KeyboardInterrupt):
@@ -190,6 +196,7 @@ class Questions:
         for content in waiting:
             record_content(content, TrustDecision.APPROVED)
         rules.reload()
+        hooks.reload()
         self.console.print(note_line("approved for this folder"))
 
 

@@ -33,6 +33,7 @@ from pathlib import Path
 from typing import Protocol
 
 from cat_code.agent.cost import UsageMeter
+from cat_code.agent.hooks import Hooks
 from cat_code.agent.loop import Agent, AgentEvents, Outcome
 from cat_code.agent.permissions import Permissions
 from cat_code.agent.providers.base import (
@@ -136,6 +137,8 @@ class Subagents:
     on_change: Callable[[SubagentRun], None] = lambda run: None
     #: Told of each finished tool call of a subagent (``-p`` shows it on stderr).
     on_tool: Callable[[SubagentRun, ToolCall, ToolResult], None] = lambda run, call, result: None
+    #: The session's hooks: a subagent's tool calls fire them, its end fires SubagentStop.
+    hooks: Hooks | None = None
 
     # -- tools and permissions -----------------------------------------------------------
 
@@ -313,6 +316,7 @@ class Subagents:
             retry=self.retry(),
             log=side,
             meter=meter,
+            hooks=self.hooks.for_subagent() if self.hooks is not None else None,
         )
         self.runs.add(run)
         self.on_change(run)

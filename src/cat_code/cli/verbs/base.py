@@ -42,7 +42,7 @@ def add_common(parser: argparse.ArgumentParser, *, level: int = 0) -> None:
     parser.add_argument(
         "--trust-project", action="store_true", dest=f"trust_project{suffix}",
         default=argparse.SUPPRESS if level else False,
-        help="trust this project's servers (./.mcp.json) and allow rules "
+        help="trust this project's servers (./.mcp.json), allow rules and hooks "
         "(.cat-code/settings.json) for this run only (remembers nothing)",
     )  # fmt: skip
     parser.add_argument(

@@ -9,11 +9,13 @@ from cat_code.cli.verbs.base import Subcommands
 
 def register(commands: Subcommands) -> None:
     project = commands.add_parser(
-        "project", help="approve the project's own permission rules (.cat-code/settings.json)",
+        "project", help="approve the project's own permission rules and hooks "
+        "(.cat-code/settings.json)",
         description="Show, approve or reject what the project's .cat-code/settings.json "
-        "would allow without asking. Its deny rules always apply; its allow rules only once "
-        "you approve them as written (a changed list asks again). Its MCP servers: cat-code "
-        "mcp approve. Exit 0; show exits 1 while something waits for approval.",
+        "would allow without asking, and the hooks it (or settings.local.json) would run. "
+        "Its deny rules always apply; its allow rules and hooks only once you approve them "
+        "as written (a changed list asks again). Its MCP servers: cat-code mcp approve. "
+        "Exit 0; show exits 1 while something waits for approval.",
     )  # fmt: skip
     project.set_defaults(run=run)
     verbs = project.add_subparsers(dest="project_command", metavar="SUBCOMMAND")
@@ -23,7 +25,7 @@ def register(commands: Subcommands) -> None:
         cmd = verbs.add_parser(verb, help=what.replace("...", "the project's allow rules"))
         cmd.add_argument(
             "kinds", nargs="*", metavar="KIND",
-            help="what to decide (rules: the allow rules; default: everything)",
+            help="what to decide (rules: the allow rules; hooks: the hooks; default: everything)",
         )  # fmt: skip
 
 

@@ -7,8 +7,9 @@ folder and the digest of exactly what would widen cat-code's reach: for `Content
 the ``permissions.allow`` list of the project's ``.cat-code/settings.json`` as written (its
 deny rules always apply and need nothing). A changed list, or the same file in another
 folder, asks again. ``--trust-project`` trusts it for one run and records nothing.
-A kind that joins later (project hooks) adds a reader to `_READERS`; the verbs
-(``cat-code project``) and the REPL's question then cover it too.
+`ContentKind.HOOKS` is the ``hooks`` of ``.cat-code/settings.json`` and of the
+``settings.local.json`` beside it, as written (one digest over both). Each kind has a
+reader in `_READERS`; the verbs (``cat-code project``) and the REPL's question cover all.
 """
 
 from __future__ import annotations
@@ -57,6 +58,8 @@ class ProjectContent:
         shown = ", ".join(safe_line(item) for item in self.items)
         if self.kind is ContentKind.RULES:
             return f"allow rules of {self.file}: {shown}"
+        if self.kind is ContentKind.HOOKS:
+            return f"hooks of {self.file.parent}: {shown}"
         return f"{self.kind} of {self.file}: {shown}"
 
 
@@ -73,9 +76,50 @@ def _rules(settings_file: Path) -> tuple[Any, tuple[str, ...]] | None:
     return allow, tuple(str(entry) for entry in allow)
 
 
+#: The personal settings beside a project's ``settings.json`` (hooks are read from both).
+LOCAL_SETTINGS = "settings.local.json"
+
+
+def hooks_files(settings_file: Path) -> tuple[Path, Path]:
+    """The project's two files that may hold hooks: ``settings.json`` and the local one."""
+    return settings_file, settings_file.with_name(LOCAL_SETTINGS)
+
+
+def _hooks(settings_file: Path) -> tuple[Any, tuple[str, ...]] | None:
+    """The ``hooks`` of a project's settings files (raw: by file name; items: each
+    command as ``Event: command``), or None when neither has any."""
+    raw: dict[str, Any] = {}
+    items: list[str] = []
+    for path in hooks_files(settings_file):
+        try:
+            hooks = read_settings(path).get("hooks")
+        except SettingsError:
+            continue  # named where hooks are loaded; nothing of it runs
+        if not hooks:
+            continue
+        raw[path.name] = hooks
+        items.extend(_commands(hooks))
+    return (raw, tuple(items)) if raw else None
+
+
+def _commands(hooks: Any) -> list[str]:
+    """``Event: command`` for each command hook as written (what the user approves)."""
+    if not isinstance(hooks, dict):
+        return [repr(hooks)]
+    found = []
+    for event, groups in hooks.items():
+        for group in groups if isinstance(groups, list) else [groups]:
+            entries = group.get("hooks") if isinstance(group, dict) else None
+            for entry in entries if isinstance(entries, list) else [entries]:
+                command = entry.get("command") if isinstance(entry, dict) else entry
+                found.append(f"{event}: {command}")
+    return found
+
+
 #: How each kind is read from a project's settings file (a kind that joins adds one).
 _READERS: dict[ContentKind, Callable[[Path], tuple[Any, tuple[str, ...]] | None]] = {
     ContentKind.RULES: _rules,
+    ContentKind.HOOKS: _hooks,
 }
 
 

@@ -54,6 +54,8 @@ class ContentKind(enum.StrEnum):
 
     #: The ``permissions.allow`` rules of the project's ``.cat-code/settings.json``.
     RULES = "rules"
+    #: The ``hooks`` of the project's ``.cat-code/settings.json`` and ``settings.local.json``.
+    HOOKS = "hooks"
 
 
 #: The project file's name in the folder cat-code runs in.

@@ -11,6 +11,7 @@ from __future__ import annotations
 from cat_code.repl.commands import (
     agents,
     help,
+    hooks,
     jobs,
     mcp,
     mcp_servers,
@@ -55,6 +56,7 @@ REGISTRY = CommandRegistry(
         *prompts_resources.COMMANDS,
         *mcp_servers.COMMANDS,
         *permissions.COMMANDS,
+        *hooks.COMMANDS,
         *session.COMMANDS,
         *jobs.COMMANDS,
         *tasks.COMMANDS,

@@ -7,9 +7,9 @@ and a handler. The handler is pure — a context and the rest of the line in, an
 it never prints and never awaits, so it is tested without a terminal, a model or a server:
 `Show` (text to print), `Exit`, or an `Effect`, a small value whose ``perform`` the app
 awaits with itself as the `ReplHost` (call a tool, sign in, switch the model…). The topic
-modules (`help`, `mcp`, `prompts_resources`, `mcp_servers`, `permissions`, `session`,
-`tasks`) each
-hold a ``COMMANDS`` tuple; `cat_code.repl.commands` joins them, in /help order.
+modules (`help`, `mcp`, `prompts_resources`, `mcp_servers`, `permissions`, `hooks`,
+`session`, `tasks`) each hold a ``COMMANDS`` tuple; `cat_code.repl.commands` joins them, in
+/help order.
 
 Invariants: a name or alias belongs to one command; ``/NAME SUB`` is a subcommand of
 ``/NAME`` and is found before it; the dynamic prompt commands (``/mcp__server__prompt``)

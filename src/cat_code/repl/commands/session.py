@@ -37,7 +37,9 @@ RESUME_LIST = 20
 @dataclass(frozen=True, slots=True)
 class ClearConversation:
     async def perform(self, repl: ReplHost) -> None:
+        await repl.session.hooks.session_end("clear")
         repl.session.new_conversation()  # a new session file; the ledger forgets all
+        await repl.session.hooks.session_start("clear")
         repl.console.print(Text("conversation cleared", style="bright_black"))
 
 
