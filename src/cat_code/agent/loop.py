@@ -40,6 +40,7 @@ from dataclasses import dataclass, field, replace
 from typing import Literal, Protocol
 
 from cat_code.agent import compaction
+from cat_code.agent.checkpointing import Checkpointer
 from cat_code.agent.compaction import Compaction
 from cat_code.agent.cost import UsageMeter
 from cat_code.agent.permissions import Permissions
@@ -191,6 +192,11 @@ class Agent:
         self.auto_compact = compaction.auto_enabled()
         #: The text streamed by the model call in flight.
         self._partial: list[str] = []
+        #: Snapshots before each prompt's first change, for /rewind (None: not taken).
+        self.checkpoints: Checkpointer | None = None
+        #: Asked after each set of tool results: a text ends the turn with it as the answer
+        #: (``exit_plan_mode`` in ``-p``: the plan is the result).
+        self.halt: Callable[[], str | None] = lambda: None
 
     def clear(self) -> None:
         """Forget the conversation."""
@@ -218,6 +224,8 @@ class Agent:
         # compaction rewrote the conversation: the prompt is in the summary message then).
         start: int | None = len(self.messages)
         self._add_user_text(prompt)
+        if self.checkpoints is not None:
+            self.checkpoints.begin(prompt, self.messages)
         self._save()
         outcome = Outcome(status="done")
         compacted_for_length = False
@@ -259,12 +267,17 @@ class Agent:
                 self.messages.append(UserMessage(tool_results=results))
                 self._save()
                 self.events.tool_results(results)
+                if (final := self.halt()) is not None:
+                    outcome.text = final
+                    return outcome
         except asyncio.CancelledError:
             self._keep_partial("user")
             self._repair_after_cancel(start)
             raise
         finally:
             self._save()
+            if self.checkpoints is not None:
+                await self.checkpoints.turn_ended()
 
     async def run_messages(self, messages: Sequence[Message]) -> Outcome:
         """Run one user turn whose input is several messages (an MCP prompt's): they join
@@ -433,6 +446,11 @@ class Agent:
             planned: list[tuple[Tool | None, str | None]] = []
             for call in calls:
                 planned.append(await self._authorize(call))
+            if self.checkpoints is not None:  # before any of them changes a file
+                changing = zip(planned, calls, strict=True)
+                await self.checkpoints.before_tools(
+                    [(t, c.arguments) for (t, _), c in changing if t]
+                )
             async with asyncio.TaskGroup() as group:
                 for index, (call, (tool, refusal)) in enumerate(zip(calls, planned, strict=True)):
                     group.create_task(

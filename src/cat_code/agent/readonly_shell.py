@@ -28,7 +28,9 @@ Check = Callable[[list[str]], bool]
 
 def _any_arg(args: list[str], *bad: str) -> bool:
     """Whether an argument is one of ``bad`` or starts with one of them plus ``=``."""
-    return any(a in bad or any(a.startswith(f"{b}=") for b in bad if b.startswith("--")) for a in args)
+    return any(
+        a in bad or any(a.startswith(f"{b}=") for b in bad if b.startswith("--")) for a in args
+    )
 
 
 def _short_flag(args: list[str], letter: str) -> bool:
@@ -84,8 +86,21 @@ def _sed(args: list[str]) -> bool:
 
 
 _GIT_READERS = frozenset(
-    {"status", "log", "diff", "show", "rev-parse", "ls-files", "blame", "grep", "shortlog",
-     "describe", "ls-tree", "cat-file", "reflog"}
+    {
+        "status",
+        "log",
+        "diff",
+        "show",
+        "rev-parse",
+        "ls-files",
+        "blame",
+        "grep",
+        "shortlog",
+        "describe",
+        "ls-tree",
+        "cat-file",
+        "reflog",
+    }
 )
 
 
@@ -106,11 +121,52 @@ def _git(args: list[str]) -> bool:
 READ_ONLY: dict[str, Check] = {
     **dict.fromkeys(
         (
-            "ls", "cat", "head", "tail", "wc", "grep", "egrep", "fgrep", "pwd", "echo",
-            "printf", "which", "stat", "du", "df", "diff", "cmp", "comm", "cut", "tr", "nl",
-            "basename", "dirname", "realpath", "readlink", "whoami", "id", "uname", "true",
-            "false", "test", "seq", "md5sum", "sha1sum", "sha256sum", "sha512sum", "jq",
-            "column", "tac", "rev", "fold", "od", "strings", "printenv", "cd", "type",
+            "ls",
+            "cat",
+            "head",
+            "tail",
+            "wc",
+            "grep",
+            "egrep",
+            "fgrep",
+            "pwd",
+            "echo",
+            "printf",
+            "which",
+            "stat",
+            "du",
+            "df",
+            "diff",
+            "cmp",
+            "comm",
+            "cut",
+            "tr",
+            "nl",
+            "basename",
+            "dirname",
+            "realpath",
+            "readlink",
+            "whoami",
+            "id",
+            "uname",
+            "true",
+            "false",
+            "test",
+            "seq",
+            "md5sum",
+            "sha1sum",
+            "sha256sum",
+            "sha512sum",
+            "jq",
+            "column",
+            "tac",
+            "rev",
+            "fold",
+            "od",
+            "strings",
+            "printenv",
+            "cd",
+            "type",
         ),
         _always,
     ),

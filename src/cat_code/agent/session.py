@@ -14,6 +14,8 @@ The conversation is saved as it goes (`SessionLog`, one file per conversation un
 ``$CAT_CODE_HOME/sessions/``); ``resume`` (``--continue`` / ``--resume``) goes on with a
 saved one, in its own file. `UsageMeter` adds up every request's tokens for ``/cost``
 and the ``-p`` JSON result; a new agent (``/model``) keeps the log and the meter.
+The permission mode (`permission_modes`) starts from ``permission_mode`` and the settings
+files; ``exit_plan_mode`` is always registered; the REPL's sessions take checkpoints.
 """
 
 from __future__ import annotations
@@ -22,10 +24,13 @@ import logging
 from collections.abc import Sequence
 from pathlib import Path
 
+from cat_code.agent.checkpointing import Checkpointer
 from cat_code.agent.cost import UsageMeter
 from cat_code.agent.history import LoadedSession, SessionLog
 from cat_code.agent.loop import DEFAULT_MAX_TURNS, Agent, AgentEvents
+from cat_code.agent.permission_modes import PermissionMode, mode_prompt
 from cat_code.agent.permissions import Asker, Permissions, RuleBook
+from cat_code.agent.plan_tool import ExitPlanModeTool, PlanReviewer
 from cat_code.agent.providers import (
     ModelSpecError,
     NoModelConfigured,
@@ -34,6 +39,7 @@ from cat_code.agent.providers import (
     resolve_model,
 )
 from cat_code.agent.system_prompt import build_system_prompt
+from cat_code.host.checkpoints import CheckpointStore
 from cat_code.host.config.load import McpConfig
 from cat_code.host.connect import ServerElicitationHandler
 from cat_code.host.pool import McpPool
@@ -72,6 +78,9 @@ class Session:
         append_system_prompt: str | None = None,
         resume: LoadedSession | None = None,
         trust_project: bool = False,
+        permission_mode: PermissionMode | None = None,
+        plan_reviewer: PlanReviewer | None = None,
+        checkpoints: bool = False,
     ) -> None:
         from cat_code.agent.memory import load_memory
         from cat_code.host.home import cat_code_home
@@ -102,6 +111,15 @@ class Session:
             # Read-only file tools read here without asking: the roots, saved tool output.
             workspace=self.workspace,
         )
+        from cat_code.agent.permission_modes import starting_mode
+
+        mode, self.mode_warnings = starting_mode(
+            permission_mode, self.rules.user_file, self.rules.project_file
+        )
+        self.permissions.mode = mode
+        #: ``exit_plan_mode``: with no reviewer (``-p``) its plan ends the turn.
+        self.plan_tool = ExitPlanModeTool(self.permissions, plan_reviewer)
+        self.registry.register(self.plan_tool)
         self.pool: McpPool | None = None
         #: Every request's tokens, whichever model made them.
         self.meter = UsageMeter()
@@ -110,6 +128,11 @@ class Session:
         self._resumed = resume
         if resume is not None:
             self.log.adopt(resume)
+        #: Snapshots for /rewind (the REPL's; None in -p).
+        self.checkpointer: Checkpointer | None = None
+        if checkpoints:
+            store = CheckpointStore(self.cwd, self.session_id, cat_code_home())
+            self.checkpointer = Checkpointer(store)
         self.agent: Agent | None = None
         if self.provider is not None:
             self.agent = self.new_agent(self.provider)
@@ -127,6 +150,8 @@ class Session:
             log=self.log,
             meter=self.meter,
         )
+        agent.checkpoints = self.checkpointer
+        agent.halt = self.plan_tool.take_final
         if self._resumed is not None:  # the first agent goes on with the saved conversation
             agent.load(self._resumed.messages, self._resumed.found_tools)
             self._resumed = None
@@ -216,13 +241,15 @@ class Session:
 
         instructions = self.pool.instructions() if self.pool is not None else {}
         skills = skill_summaries(self.pool.known_skills()) if self.pool is not None else ""
-        return build_system_prompt(
+        text = build_system_prompt(
             Path.cwd(),
             instructions,
             memory=self.memory,
             append=self.append_system_prompt,
             skills=skills,
         )
+        mode = mode_prompt(self.permissions.mode)  # read per request: Shift+Tab changes it
+        return f"{text}\n\n{mode}" if mode else text
 
 
 __all__ = ["Session", "builtin_tool_list"]
