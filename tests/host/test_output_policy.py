@@ -24,6 +24,7 @@ from cat_code.host.output_policy import (
     MAX_META_CHARS,
     enforce,
     limit_chars,
+    output_dir,
     save_output,
 )
 from cat_code.host.pool import McpPool
@@ -41,7 +42,8 @@ def numbered(count: int, width: int = 60) -> str:
 
 
 def saved_files(home: Path) -> list[Path]:
-    folder = home / "tool-output"
+    """The outputs saved for the working directory's project (`output_dir`)."""
+    folder = output_dir(home)
     return sorted(folder.iterdir()) if folder.exists() else []
 
 
@@ -280,7 +282,7 @@ async def test_a_2_mb_result_of_a_real_server_is_short_for_the_model_and_whole_o
     assert "2,000,000 characters (≈500,000 tokens), 20,000 lines" in result.content
     assert "\nline 1 yyy" in result.content and "yyyEND\n" in result.content
     saved = saved_path(result.content)
-    assert saved.parent == cat_code_home / "tool-output"
+    assert saved.parent == output_dir(cat_code_home)  # the working directory's project
     assert saved.name.startswith("out__text-")
     whole = saved.read_text()
     assert len(whole) == 2_000_000 and whole.endswith("END")

@@ -17,7 +17,7 @@ narrowest), never widen it, and ``bypassPermissions`` from any file is ignored.
 from __future__ import annotations
 
 import enum
-from collections.abc import Callable
+from collections.abc import Callable, Sized
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -87,14 +87,16 @@ def mode_ruling(
     mode: PermissionMode,
     tool: Tool,
     arguments: dict[str, Any],
-    outside: Callable[[Tool, dict[str, Any]], list[Path]],
+    guarded: Callable[[Tool, dict[str, Any]], Sized],
 ) -> ModeRuling | None:
-    """The mode's decision on one call, or None when the usual rules decide it."""
+    """The mode's decision on one call, or None when the usual rules decide it.
+    ``guarded``: the writes of a call no blanket approval covers (outside the workspace,
+    a trust-bearing file: `write_guard`); no mode lets those through unasked."""
     builtin = tool.owner.server is None
     if mode is PermissionMode.BYPASS:
-        return ModeRuling(True, "bypassPermissions")
+        return None if guarded(tool, arguments) else ModeRuling(True, "bypassPermissions")
     if mode is PermissionMode.ACCEPT_EDITS:
-        if builtin and tool.name in EDIT_TOOLS and not outside(tool, arguments):
+        if builtin and tool.name in EDIT_TOOLS and not guarded(tool, arguments):
             return ModeRuling(True, "acceptEdits")
         return None
     if mode is not PermissionMode.PLAN:

@@ -54,10 +54,13 @@ logger = logging.getLogger(__name__)
 
 def builtin_tool_list(cwd: Path, ledger: FileLedger) -> list[Tool]:
     """The built-in tools every session offers, in the order they are registered: ``shell``
-    and the file tools, which never touch cat-code's own secrets (`private_files`)."""
+    and the file tools, which never touch cat-code's own files (`private_files`) but the
+    long outputs saved for this project, when a call names one."""
     from cat_code.host.home import private_files
+    from cat_code.host.output_policy import output_dir
 
-    return builtin_tools(cwd, protected=private_files(), ledger=ledger)
+    own_output = output_dir(project=cwd)
+    return builtin_tools(cwd, protected=private_files(readable=(own_output,)), ledger=ledger)
 
 
 class Session:
@@ -102,7 +105,7 @@ class Session:
         self.registry = ToolRegistry(builtin_tool_list(self.cwd, self.ledger))
         self.rules = RuleBook.from_settings(self.cwd, trust_project=trust_project)
         #: cwd and ``--add-dir``; ``/add-dir`` adds more (every server shares them).
-        self.roots = Roots(add_dirs)
+        self.roots = Roots(add_dirs, cwd=self.cwd)
         self.permissions = Permissions(
             approve_all=approve_all,
             allow_patterns=allow_patterns or (),
@@ -196,7 +199,7 @@ class Session:
         """Where the read-only file tools read without asking: the roots and saved output."""
         from cat_code.host.output_policy import output_dir
 
-        return [*self.roots.paths, output_dir()]
+        return [*self.roots.paths, output_dir(project=self.cwd)]
 
     def open_pool(
         self,

@@ -26,6 +26,7 @@ import sys
 import threading
 from collections.abc import Sequence
 
+from cat_code.cli.encoding import tolerate_unencodable_output
 from cat_code.cli.log import configure_logging
 from cat_code.cli.options import Options, from_namespace
 from cat_code.cli.parser import build_parser
@@ -69,6 +70,7 @@ def _exit_now(code: int) -> None:
 
 def _dispatch(options: Options) -> int:
     """The one dispatch: the verb's run function, else ``-p``, else the REPL."""
+    tolerate_unencodable_output()  # before anything is printed: see cli/encoding.py
     configure_logging(options.verbose)
     try:
         if options.run is not None:

@@ -271,6 +271,8 @@ class _OneShotEvents(AgentEvents):
 
     def compacted(self, result: Compaction) -> None:
         _say(f"cat-code: {result.describe()}")
+        if not result.applied:
+            return  # the conversation is as it was: no boundary
         metadata = {
             "trigger": "auto" if result.automatic else "manual",
             "pre_tokens": result.tokens_before,

@@ -60,15 +60,18 @@ def ensure_home(*parts: str) -> Path:
     """``$CAT_CODE_HOME`` (or the folder ``parts`` inside it), made 0700 if missing; a
     folder of these readable by others (made by an old version) is tightened to 0700."""
     home = cat_code_home()
-    folder = home.joinpath(*parts)
     # The home first, so it is never made with the umask's mode; if that fails, making
     # the folder itself raises the error that names the place at fault.
     with contextlib.suppress(OSError):
         home.mkdir(mode=PRIVATE_DIR_MODE, parents=True)
-    folder.mkdir(mode=PRIVATE_DIR_MODE, parents=True, exist_ok=True)
-    for path in (home, folder) if parts else (home,):
+    # Level by level (``tool-output/<project>``): mkdir gives the parents it makes the
+    # umask's mode, not ``mode``.
+    levels = [home.joinpath(*parts[:n]) for n in range(1, len(parts) + 1)]
+    for n, level in enumerate(levels):
+        level.mkdir(mode=PRIVATE_DIR_MODE, parents=n == 0, exist_ok=True)
+    for path in (home, *levels):
         _tighten(path, PRIVATE_DIR_MODE)
-    return folder
+    return home.joinpath(*parts)
 
 
 def private_file(path: Path) -> Path:
@@ -125,18 +128,14 @@ def _tighten(path: Path, mode: int) -> None:
         logger.warning("%s: cannot set its mode to %o: %s", path, mode, exc.strerror)
 
 
-#: Files in the home folder no built-in tool may read, list or write, whatever the rules:
-#: the token store and its lock and temporary files, every lock, the REPL history (pasted
-#: arguments), the user's permission rules (a model must not grant itself tools), and
-#: per-project approvals (other projects' settings).
-PRIVATE_FILES = (
-    f"{CREDENTIALS_FILE}*", "*.lock", "history", "settings.json", "*approv*", "*trust*",
-)  # fmt: skip
-
-
-def private_files(environ: Mapping[str, str] | None = None) -> Protected:
-    """cat-code's own secrets, as the file tools are told to guard them."""
+def private_files(
+    environ: Mapping[str, str] | None = None, *, readable: tuple[Path, ...] = ()
+) -> Protected:
+    """cat-code's own files, as the file tools are told to guard them: the whole home folder
+    (credentials, settings, servers, memory, sessions, approvals, saved output, jobs, tasks
+    and whatever comes next), by any name. ``readable``: folders whose files a tool may
+    still read when a call names one (the session's own saved outputs, see
+    `cat_code.tools.builtin.Protected`)."""
     from cat_code.tools.builtin import Protected  # only sessions with file tools need it
 
-    home = cat_code_home(environ)
-    return Protected(patterns=tuple((home, glob) for glob in PRIVATE_FILES))
+    return Protected(paths=(cat_code_home(environ),), readable=readable)

@@ -1,16 +1,23 @@
 """How much of an MCP tool's result reaches the model; the rest is saved to a file.
 
 A result whose text is longer than its limit is saved whole under
-``$CAT_CODE_HOME/tool-output/`` (a new 0600 file per result, named after the server, the
-tool and the time), and the model gets the head and the tail, the full size, the file's
-path and the ``read_file`` call that reads on. The limit, in characters (a token is taken
-as 4 characters): the entry's ``maxOutputTokens``, else ``CAT_CODE_MAX_MCP_OUTPUT_TOKENS``,
-else 25,000 tokens; a tool definition's ``_meta["anthropic/maxResultSizeChars"]`` may raise
-it, never lower it, and never past 500,000 characters. An image too large for a model
-(`MAX_IMAGE_BASE64`) is saved the same way and left out of the result's media.
+``$CAT_CODE_HOME/tool-output/<project>/`` (a new 0600 file per result, named after the
+server, the tool and the time; one folder per project, `project_key`, so no project's
+session ever sees another's outputs), and the model gets the head and the tail, the full
+size, the file's path and the ``read_file`` call that reads on. The file tools never touch
+``$CAT_CODE_HOME``, with one exception made for this: a session's file tools may read a
+file of its own project's folder when a call names it (`cat_code.agent.session` passes
+`output_dir` of its project as ``readable`` to `cat_code.host.home.private_files`).
+
+The limit, in characters (a token is taken as 4 characters): the entry's
+``maxOutputTokens``, else ``CAT_CODE_MAX_MCP_OUTPUT_TOKENS``, else 25,000 tokens; a tool
+definition's ``_meta["anthropic/maxResultSizeChars"]`` may raise it, never lower it, and
+never past 500,000 characters. An image too large for a model (`MAX_IMAGE_BASE64`) is
+saved the same way and left out of the result's media.
 Invariants: saving runs on a worker thread; a save that fails still shortens and says so;
 ``ToolResult.raw`` is never touched (``cat-code mcp call`` prints the whole result from
-it); files older than `KEEP_FOR_S` are removed by the first save of a process.
+it); files older than `KEEP_FOR_S`, in every project's folder, are removed by the first
+save of a process.
 """
 
 from __future__ import annotations
@@ -18,6 +25,7 @@ from __future__ import annotations
 import asyncio
 import base64
 import binascii
+import hashlib
 import logging
 import math
 import os
@@ -117,21 +125,38 @@ def limit_chars(
 # -- saving --------------------------------------------------------------------------------
 
 
-def output_dir(home: Path | None = None) -> Path:
-    """Where long outputs are saved: ``$CAT_CODE_HOME/tool-output``."""
-    return (cat_code_home() if home is None else home) / OUTPUT_DIR
+def project_key(project: Path | None = None) -> str:
+    """The name of a project's output folder: its folder's name (for people) and a digest
+    of its real path (so two projects never share one), ``app-3f2a9c0d1e4b5a6f``."""
+    root = (project or Path.cwd()).resolve()
+    digest = hashlib.sha256(os.fsencode(root)).hexdigest()[:16]
+    return f"{_safe(root.name)[:24]}-{digest}"
+
+
+def output_dir(home: Path | None = None, *, project: Path | None = None) -> Path:
+    """Where the long outputs of ``project`` (default: the working directory) are saved:
+    ``$CAT_CODE_HOME/tool-output/<project_key>``."""
+    return (cat_code_home() if home is None else home) / OUTPUT_DIR / project_key(project)
 
 
 def save_output(
-    data: bytes, *, server: str, tool: str, suffix: str, directory: Path | None = None
+    data: bytes,
+    *,
+    server: str,
+    tool: str,
+    suffix: str,
+    directory: Path | None = None,
+    project: Path | None = None,
 ) -> Path:
-    """Write ``data`` to a new 0600 file named after the server, the tool and the time."""
+    """Write ``data`` to a new 0600 file named after the server, the tool and the time, in
+    ``directory``, else in ``project``'s output folder (`output_dir`)."""
     if directory is None:
-        folder = ensure_home(OUTPUT_DIR)
+        folder = ensure_home(OUTPUT_DIR, project_key(project))
+        _sweep_once(folder.parent)
     else:
         folder = directory
         folder.mkdir(mode=0o700, parents=True, exist_ok=True)
-    _sweep_once(folder)
+        _sweep_once(folder)
     stamp = time.strftime("%Y%m%d-%H%M%S")
     base = f"{_safe(server)}__{_safe(tool)}-{stamp}"
     for _ in range(5):  # a clash needs the same tool, second and random part
@@ -151,7 +176,8 @@ def _safe(part: str) -> str:
 
 
 def _sweep_once(folder: Path) -> None:
-    """Remove outputs older than `KEEP_FOR_S`, the first time a process saves one."""
+    """Remove outputs older than `KEEP_FOR_S` in ``folder`` and in its project folders (one
+    level down), the first time a process saves one."""
     global _swept
     if _swept:
         return
@@ -163,7 +189,10 @@ def _sweep_once(folder: Path) -> None:
         return
     for entry in entries:
         try:
-            if entry.is_file(follow_symlinks=False) and entry.stat().st_mtime < cutoff:
+            if entry.is_dir(follow_symlinks=False):
+                with os.scandir(entry.path) as inner:
+                    entries.extend(e for e in inner if e.is_file(follow_symlinks=False))
+            elif entry.is_file(follow_symlinks=False) and entry.stat().st_mtime < cutoff:
                 os.unlink(entry.path)
         except OSError as exc:  # someone else's file, or gone already: not ours to insist
             logger.debug("could not remove old output %s: %s", entry.path, exc)
@@ -286,8 +315,11 @@ class _Oversized:
     error: str | None = None
 
 
-async def enforce(result: ToolResult, *, limit: int, server: str, tool: str) -> ToolResult:
-    """``result`` as the model should get it: text within ``limit``, images within reach."""
+async def enforce(
+    result: ToolResult, *, limit: int, server: str, tool: str, project: Path | None = None
+) -> ToolResult:
+    """``result`` as the model should get it: text within ``limit``, images within reach;
+    what is cut is saved in ``project``'s output folder (default: the working directory's)."""
     too_long = len(result.content) > limit
     oversized = [
         _Oversized(m, len(m.data))
@@ -297,10 +329,12 @@ async def enforce(result: ToolResult, *, limit: int, server: str, tool: str) -> 
     if not too_long and not oversized:
         return result
     text_path, text_error = await asyncio.to_thread(
-        _save_text, result.content if too_long else None, server, tool
+        _save_text, result.content if too_long else None, server, tool, project
     )
     for item in oversized:
-        item.path, item.error = await asyncio.to_thread(_save_media, item.media, server, tool)
+        item.path, item.error = await asyncio.to_thread(
+            _save_media, item.media, server, tool, project
+        )
     content = result.content
     if too_long:
         content = shortened(content, limit, path=text_path, error=text_error)
@@ -314,12 +348,14 @@ async def enforce(result: ToolResult, *, limit: int, server: str, tool: str) -> 
     return replace(result, content=content, media=media)
 
 
-def _save_text(text: str | None, server: str, tool: str) -> tuple[Path | None, str | None]:
+def _save_text(
+    text: str | None, server: str, tool: str, project: Path | None
+) -> tuple[Path | None, str | None]:
     if text is None:
         return None, None
     try:
         data = text.encode("utf-8", errors="replace")
-        path = save_output(data, server=server, tool=tool, suffix=".txt")
+        path = save_output(data, server=server, tool=tool, suffix=".txt", project=project)
     except OSError as exc:
         logger.warning("could not save the long output of %s/%s: %s", server, tool, exc)
         return None, _reason(exc)
@@ -327,11 +363,13 @@ def _save_text(text: str | None, server: str, tool: str) -> tuple[Path | None, s
     return path, None
 
 
-def _save_media(media: Media, server: str, tool: str) -> tuple[Path | None, str | None]:
+def _save_media(
+    media: Media, server: str, tool: str, project: Path | None
+) -> tuple[Path | None, str | None]:
     try:
         data = base64.b64decode(media.data)
         suffix = _EXTENSIONS.get(media.mime_type, ".bin")
-        return save_output(data, server=server, tool=tool, suffix=suffix), None
+        return save_output(data, server=server, tool=tool, suffix=suffix, project=project), None
     except (OSError, binascii.Error, ValueError) as exc:
         logger.warning("could not save an image from %s/%s: %s", server, tool, exc)
         return None, _reason(exc)

@@ -220,6 +220,7 @@ class McpPool:
                     by_name[t],
                     self._pinned[(server.name, t)],
                     max_output_tokens=server.config.max_output_tokens,
+                    project=self.roots.paths[0],  # the working directory's output folder
                 )
                 for t in by_name
             ),

@@ -19,6 +19,7 @@ import json
 import logging
 import re
 from collections.abc import Iterable
+from pathlib import Path
 from typing import Any, Protocol
 
 from cat_code.host import output_policy
@@ -119,8 +120,11 @@ class McpTool(Tool):
         name: str,
         *,
         max_output_tokens: int | None = None,
+        project: Path | None = None,
     ) -> None:
         self._server = server
+        #: Whose output folder a cut result is saved in (None: the working directory's).
+        self.project = project
         #: The entry's ``maxOutputTokens`` (None: the environment's or the default limit).
         self.max_output_tokens = max_output_tokens
         self.server = server.name
@@ -145,7 +149,7 @@ class McpTool(Tool):
         limit = output_policy.limit_chars(self.max_output_tokens, self.wire.get("_meta"))
         try:
             return await output_policy.enforce(
-                whole, limit=limit, server=self.server, tool=self.tool_name
+                whole, limit=limit, server=self.server, tool=self.tool_name, project=self.project
             )
         except Exception:  # the policy must not lose a result the server gave
             logger.exception("MCP tool %s: the output-size policy failed", self.name)

@@ -121,6 +121,7 @@ class Repl:
         self.registry = self.session.registry
         self.rules = self.session.rules
         self.permissions = self.session.permissions
+        self.questions.workspace = self.permissions.workspace  # where writes need no question
         #: cwd and ``--add-dir``; ``/add-dir`` adds more (every server shares them).
         self.roots = self.session.roots
         self._pool: McpPool | None = None

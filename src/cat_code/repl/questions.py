@@ -12,7 +12,8 @@ from __future__ import annotations
 
 import asyncio
 import logging
-from collections.abc import Callable
+from collections.abc import Callable, Iterable
+from pathlib import Path
 from typing import Any
 
 from prompt_toolkit import PromptSession
@@ -22,10 +23,12 @@ from rich.text import Text
 
 from cat_code.agent.permissions import Answer, RuleBook, server_of
 from cat_code.agent.transcript import compact_json
+from cat_code.agent.write_guard import question_notes
 from cat_code.host.config.load import McpConfig
 from cat_code.host.config.trust import Decision, decide
 from cat_code.host.project_trust import project_content
 from cat_code.host.project_trust import record as record_content
+from cat_code.host.safe_text import safe_line
 from cat_code.host.status import waiting_lines
 from cat_code.mcp.auth.callback import open_in_background
 from cat_code.mcp.errors import ConfigError
@@ -58,6 +61,8 @@ class Questions:
         self.view = view
         self._busy = busy
         self._lock = asyncio.Lock()
+        #: `Permissions.workspace`, for the notes on where a path really leads.
+        self.workspace: Callable[[], Iterable[Path]] | None = None
         self._prompt: PromptSession[str] | None = None
 
     async def question(self, message: str, default: str = "") -> str:
@@ -86,6 +91,8 @@ class Questions:
                         (compact_json(shown), "bright_black"),
                     )
                 )
+                for note in question_notes(tool, arguments, self.workspace):  # where links lead
+                    self.console.print(Text(f"  {safe_line(note)}", style="yellow"))
                 if change is not None:
                     self.console.print(change_diff(change), end="")
                 while True:
@@ -115,9 +122,11 @@ class Questions:
                     show_url=self._show_url,
                 )
 
-    def _show_url(self, parts: tuple[str, str, str]) -> None:
-        head, host, rest = parts
-        self.console.print(Text.assemble("  ", (head, "dim"), (host, "bold yellow"), rest))
+    def _show_url(self, parts: tuple[str, str, str, str]) -> None:
+        head, subdomains, site, rest = parts  # the site: what the browser really visits
+        self.console.print(
+            Text.assemble("  ", (head, "dim"), (subdomains, "yellow"), (site, "bold yellow"), rest)
+        )
 
     async def trust_project(self, config: McpConfig) -> bool:
         """Name the project's servers waiting for approval and ask once whether to start

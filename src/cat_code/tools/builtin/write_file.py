@@ -23,6 +23,7 @@ from cat_code.tools.builtin._fs import (
     path_argument,
     read_regular,
     shown,
+    shown_target,
 )
 
 
@@ -53,7 +54,7 @@ class WriteFileTool(FileTool):
             raise FileToolError("Error: 'content' must be a string")
         path = absolute(raw, self.cwd)
         name = shown(path, self.cwd)
-        self.protected.refuse(path, name)
+        self.protected.refuse(path, name, write=True)
         return path, name, content
 
     async def preview(self, arguments: dict[str, Any]) -> FileChange | None:
@@ -68,12 +69,13 @@ class WriteFileTool(FileTool):
             old = await in_thread(before)
         except FileToolError:
             return None
-        return FileChange(path, name, old, content)
+        return FileChange(path, shown_target(path, self.cwd), old, content)
 
     async def run(self, arguments: dict[str, Any]) -> ToolResult:
         path, name, content = self._arguments(arguments)
 
         def write() -> bool:
+            self.protected.refuse(path, name, write=True)  # a link swapped in meanwhile
             if os.path.lexists(path) or os.path.islink(path):
                 snapshot = read_regular(path, name)
                 self.ledger.check(path, snapshot, name)
