@@ -12,13 +12,15 @@ failure never stops a tool: it is logged, and that prompt has no checkpoint.
 
 from __future__ import annotations
 
+import glob
 import logging
 from dataclasses import dataclass, replace
-from typing import Any
+from pathlib import Path
+from typing import Any, Protocol
 
 from cat_code.agent.permission_modes import EDIT_TOOLS
 from cat_code.agent.providers.base import Message, UserMessage
-from cat_code.host.checkpoints import Checkpoint, CheckpointStore
+from cat_code.host.checkpoints import Checkpoint, CheckpointStore, prune_checkpoints
 from cat_code.host.git import GitError
 from cat_code.tools.base import Tool
 
@@ -115,4 +117,31 @@ class Checkpointer:
         return f"{new} oldest {plural} dropped: checkpoints are capped in total size"
 
 
-__all__ = ["Checkpointer", "PromptMark"]
+async def prune_gone_sessions(session: _HasCheckpoints) -> list[str]:
+    """Remove the checkpoints of sessions whose session file is gone (run at start, in the
+    background: a failure is only logged)."""
+    from cat_code.agent.history.store import SESSIONS_DIR, SUFFIX
+    from cat_code.host.home import cat_code_home
+
+    home = cat_code_home()
+    current = session.session_id
+    files = home / SESSIONS_DIR
+
+    def alive(ident: str) -> bool:
+        return ident == current or any(files.glob(f"*/{glob.escape(ident)}{SUFFIX}"))
+
+    try:
+        return await prune_checkpoints(session.cwd, home, alive)
+    except (GitError, OSError) as exc:
+        logger.debug("pruning old checkpoints failed: %s", exc)
+        return []
+
+
+class _HasCheckpoints(Protocol):
+    @property
+    def session_id(self) -> str: ...
+    @property
+    def cwd(self) -> Path: ...
+
+
+__all__ = ["Checkpointer", "PromptMark", "prune_gone_sessions"]
