@@ -58,9 +58,7 @@ def project(tmp_path: Path) -> Path:
     return project
 
 
-def oneshot(
-    project: Path, env: dict[str, str], *args: str
-) -> subprocess.CompletedProcess[str]:
+def oneshot(project: Path, env: dict[str, str], *args: str) -> subprocess.CompletedProcess[str]:
     return subprocess.run(
         [CAT_CODE, "--mcp-config", "none.json", *args],
         cwd=project,
