@@ -118,9 +118,9 @@ class CheckpointStore:
         if self.kind is CheckpointKind.GIT:
             checkpoint.tree = await self._tree()
             previous = (self.checkpoints[-1].tree if self.checkpoints else None) or "HEAD^{tree}"
-            await run_git(self._root, "update-ref", self._ref(number), checkpoint.tree)
-            # Sized off the critical path: the first change of the prompt waits for the
-            # snapshot only; the size cap is applied before the next snapshot or rewind.
+            # The ref and the size off the critical path: the first change of the prompt
+            # waits for the tree only (a fresh object is safe from gc for two weeks); both
+            # are done before the next snapshot or rewind (`settled`).
             self._sizing = asyncio.ensure_future(self._size(checkpoint, previous))
         self.checkpoints.append(checkpoint)
         if self.kind is CheckpointKind.FILES:
@@ -138,6 +138,7 @@ class CheckpointStore:
 
     async def _size(self, checkpoint: Checkpoint, previous: str) -> None:
         assert checkpoint.tree is not None
+        await run_git(self._root, "update-ref", self._ref(checkpoint.number), checkpoint.tree)
         checkpoint.size = await self._new_bytes(previous, checkpoint.tree)
         await self._cap()
 
