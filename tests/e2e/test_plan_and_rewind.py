@@ -155,3 +155,41 @@ def test_rewind_brings_back_a_file_a_shell_command_rewrote(
         assert git(project, "status", "--porcelain") == ""  # the user's index untouched
     finally:
         term.close()
+
+
+def test_shift_tab_enters_plan_mode_and_an_approved_plan_lets_the_edit_run_unasked(
+    tmp_path: Path, api: ScriptedModelApi, project: Path
+) -> None:
+    edit = {"path": "app.py", "old_string": "hello", "new_string": "goodbye"}
+
+    def planned(request: dict[str, Any]) -> dict[str, Any]:
+        assert "Plan mode is on" in json.dumps(request["system"])
+        return anthropic_tool_use("exit_plan_mode", {"plan": "# Plan\n- say **goodbye**"})
+
+    def approved(request: dict[str, Any]) -> dict[str, Any]:
+        assert "now acceptEdits" in str(only_result(request)["content"])
+        return anthropic_tool_use("edit_file", edit)
+
+    api.add(
+        anthropic_tool_use("read_file", {"path": "app.py"}),
+        planned,
+        approved,
+        anthropic_text("said goodbye"),
+    )
+    term = Terminal(
+        CAT_CODE, ["--mcp-config", "none.json"], env=environment(tmp_path, api), cwd=project
+    )
+    try:
+        term.wait_for(PROMPT)
+        term.press("\x1b[Z")  # Shift+Tab: acceptEdits
+        term.wait_for("accept edits ›")
+        term.press("\x1b[Z")  # and plan
+        term.wait_for("⏸ plan ›")
+        term.type("make it say goodbye")
+        term.wait_for("● plan")
+        term.wait_for("approve?")
+        term.type("a")
+        term.wait_for("said goodbye")
+        assert (project / "app.py").read_text() == "print('goodbye')\n"
+    finally:
+        term.close()

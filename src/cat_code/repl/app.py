@@ -249,7 +249,9 @@ class Repl:
             try:
                 with patch_stdout(raw=True):
                     line = await self._session.prompt_async(
-                        PROMPT, prompt_continuation="  ", handle_sigint=False
+                        lambda: self.mode_bar.prompt(PROMPT),
+                        prompt_continuation="  ",
+                        handle_sigint=False,
                     )
             except KeyboardInterrupt:
                 continue  # Ctrl-C at the prompt clears the line, like a shell

@@ -1,8 +1,9 @@
 """The permission mode in the REPL: Shift+Tab, the bar that shows it, and the plan question.
 
 `ModeBar` owns what the user sees of the mode: Shift+Tab steps default → acceptEdits →
-plan (`permission_modes.next_mode`), and while the mode is not ``default`` a bottom
-toolbar names it (in ``default`` there is no toolbar at all, so the screen is as before).
+plan (`permission_modes.next_mode`), and while the mode is not ``default`` the prompt
+starts with it (``⏸ plan ›``) and a bottom toolbar names it (in ``default`` neither: the
+screen is as before; the toolbar needs a terminal that reports its size, the prompt not).
 The mode itself lives in `Permissions.mode`, where the gate reads it; this module only
 sets it. `PlanQuestion` is the `PlanReviewer` of ``exit_plan_mode``: it shows the plan as
 Markdown (through the safe-text helper: it is the model's text) and asks whether to go on,
@@ -34,6 +35,13 @@ _BAR = {
 }
 
 
+_MARK = {
+    PermissionMode.ACCEPT_EDITS: "⏵⏵ accept edits",
+    PermissionMode.PLAN: "⏸ plan",
+    PermissionMode.BYPASS: "⏵⏵ bypass",
+}
+
+
 class ModeBar:
     """The mode as the prompt shows it, and the Shift+Tab that changes it."""
 
@@ -47,6 +55,11 @@ class ModeBar:
 
     def text(self) -> str:
         return _BAR.get(self.permissions.mode, "")
+
+    def prompt(self, plain: str) -> str:
+        """The prompt's text: ``plain`` after the mode's mark, when it is not default."""
+        mark = _MARK.get(self.permissions.mode)
+        return f"{mark} {plain}" if mark else plain
 
     def set(self, mode: PermissionMode) -> None:
         self.permissions.mode = mode
