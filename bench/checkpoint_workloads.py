@@ -20,7 +20,7 @@ from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
 
-from cat_code.host.checkpoints import CheckpointStore
+from cat_code.host.state.checkpoints import CheckpointStore
 
 FOLDERS = 200
 FILES_PER_FOLDER = 50

@@ -12,7 +12,7 @@ from cat_code.agent.checkpointing import Checkpointer, prune_gone_sessions
 from cat_code.agent.loop import Agent
 from cat_code.agent.permissions import Permissions
 from cat_code.agent.providers.fake import ScriptedProvider, reply, use_tools
-from cat_code.host.checkpoints import CheckpointStore
+from cat_code.host.state.checkpoints import CheckpointStore
 from cat_code.tools.builtin import builtin_tools
 from cat_code.tools.registry import ToolRegistry
 

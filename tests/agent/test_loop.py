@@ -15,8 +15,7 @@ import pytest
 
 from cat_code.agent.loop import CANCELLED_RESULT, Agent, AgentEvents
 from cat_code.agent.permissions import Answer, Permissions
-from cat_code.agent.providers import anthropic as anthropic_wire
-from cat_code.agent.providers import openai as openai_wire
+from cat_code.agent.providers import anthropic as anthropic_wire, openai as openai_wire
 from cat_code.agent.providers.base import (
     API_ERROR_NOTE,
     INTERRUPTED_NOTE,
@@ -30,8 +29,8 @@ from cat_code.agent.providers.base import (
 )
 from cat_code.agent.providers.fake import ScriptedProvider, Streamed, reply, use_tools
 from cat_code.host.config.load import load_config
-from cat_code.host.connect import default_transport
-from cat_code.host.pool import McpPool
+from cat_code.host.servers.connect import default_transport
+from cat_code.host.servers.pool import McpPool
 from cat_code.mcp.transports.base import NO_CONTEXT, JsonObject
 from cat_code.tools.base import BUILTIN, ProgressCallback, Tool, ToolOwner, ToolResult
 from cat_code.tools.registry import ToolRegistry

@@ -27,7 +27,7 @@ from cat_code.agent.tool_search import (
     mode_from_env,
 )
 from cat_code.host.config.load import load_config
-from cat_code.host.pool import McpPool
+from cat_code.host.servers.pool import McpPool
 from cat_code.tools.base import ProgressCallback, Tool, ToolOwner, ToolResult
 from cat_code.tools.builtin import builtin_tools
 from cat_code.tools.registry import ToolRegistry

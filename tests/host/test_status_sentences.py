@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from cat_code.host.server import ServerState, ServerStatus
+from cat_code.host.servers.server import ServerState, ServerStatus
 from cat_code.host.status import tools_registered, unavailable_line, unusable_line
 
 

@@ -22,12 +22,11 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from hypothesis import HealthCheck, given, settings
-from hypothesis import strategies as st
+from hypothesis import HealthCheck, given, settings, strategies as st
 
 from cat_code.agent.permissions import Answer, Permissions, RuleBook
-from cat_code.host.home import private_files
-from cat_code.host.output_policy import output_dir
+from cat_code.host.mcp_tools.output_policy import output_dir
+from cat_code.host.state.home import private_files
 from cat_code.tools.base import Tool
 from cat_code.tools.builtin import FileLedger, builtin_tools
 

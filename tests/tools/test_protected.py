@@ -17,7 +17,7 @@ import pytest
 
 from cat_code.agent.permissions import Permissions
 from cat_code.agent.session import builtin_tool_list
-from cat_code.host.output_policy import output_dir, save_output
+from cat_code.host.mcp_tools.output_policy import output_dir, save_output
 from cat_code.tools.base import Tool, ToolResult
 from cat_code.tools.builtin import FileLedger
 

@@ -20,8 +20,8 @@ from typing import Any, Protocol
 
 from cat_code.agent.permission_modes import EDIT_TOOLS
 from cat_code.agent.providers.base import Message, UserMessage
-from cat_code.host.checkpoints import Checkpoint, CheckpointStore, prune_checkpoints
 from cat_code.host.git import GitError
+from cat_code.host.state.checkpoints import Checkpoint, CheckpointStore, prune_checkpoints
 from cat_code.tools.base import Tool
 
 logger = logging.getLogger(__name__)
@@ -121,7 +121,7 @@ async def prune_gone_sessions(session: _HasCheckpoints) -> list[str]:
     """Remove the checkpoints of sessions whose session file is gone (run at start, in the
     background: a failure is only logged)."""
     from cat_code.agent.history.store import SESSIONS_DIR, SUFFIX
-    from cat_code.host.home import cat_code_home
+    from cat_code.host.state.home import cat_code_home
 
     home = cat_code_home()
     current = session.session_id

@@ -23,7 +23,7 @@ from pathlib import Path
 from typing import Any
 
 from cat_code.agent.readonly_shell import is_read_only
-from cat_code.host.settings import Settings, SettingsError, read_settings
+from cat_code.host.state.settings import Settings, SettingsError, read_settings
 from cat_code.tools.base import Tool
 
 

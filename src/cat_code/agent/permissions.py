@@ -28,7 +28,7 @@ server ``a__b``'s); other globs match the registered name.
 
 A project file comes with whatever was cloned, so it is trusted less: its ``deny`` rules
 cover everything, always; its ``allow`` rules apply only once the user approved them as
-written (`cat_code.host.project_trust`; ``--trust-project``: for one run), and even then
+written (`cat_code.host.config.project_trust`; ``--trust-project``: for one run), and even then
 only ever cover MCP tools, never built-in ones (``shell`` and the like), whatever the glob.
 "Always" answers are saved to the user's file; only that file is ever written. ``allow``
 and ``deny`` are read separately and entry by entry: a bad entry is named in a warning and
@@ -52,10 +52,11 @@ from typing import Any, Literal
 
 from cat_code.agent import write_guard
 from cat_code.agent.permission_modes import PermissionMode, mode_ruling
+from cat_code.base.files import same_file
+from cat_code.base.safe_text import safe_line
+from cat_code.host.config.project_trust import read_content
 from cat_code.host.config.trust import ContentKind
-from cat_code.host.project_trust import read_content
-from cat_code.host.safe_text import safe_line
-from cat_code.host.settings import (
+from cat_code.host.state.settings import (
     Settings,
     SettingsError,
     project_settings_path,
@@ -63,7 +64,6 @@ from cat_code.host.settings import (
     update_settings,
     user_settings_path,
 )
-from cat_code.mcp.files import same_file
 from cat_code.tools.base import Tool
 from cat_code.tools.builtin import real_path
 
@@ -104,7 +104,7 @@ def server_of(tool: Tool) -> str | None:
 
 def server_rule(server: str) -> str:
     """The rule that covers every tool of ``server`` (named as the registry names them)."""
-    from cat_code.host.tool_adapter import sanitize
+    from cat_code.host.mcp_tools.tool_adapter import sanitize
 
     return f"mcp__{sanitize(server)}__*"
 
@@ -132,7 +132,7 @@ class Rule:
         else a built-in tool or a name from `Tool.permission_subjects`."""
         ruled = ruled_server(self.pattern)
         if ruled is not None:
-            from cat_code.host.tool_adapter import sanitize
+            from cat_code.host.mcp_tools.tool_adapter import sanitize
 
             if server is not None:  # the owner decides: "a" must not cover "a__b"'s tools
                 return sanitize(server) == ruled and name.startswith(f"mcp__{ruled}__")

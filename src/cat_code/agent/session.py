@@ -39,11 +39,11 @@ from cat_code.agent.providers import (
     resolve_model,
 )
 from cat_code.agent.system_prompt import build_system_prompt
-from cat_code.host.checkpoints import CheckpointStore
 from cat_code.host.config.load import McpConfig
-from cat_code.host.connect import ServerElicitationHandler
-from cat_code.host.pool import McpPool
-from cat_code.host.prestart import Prestarted
+from cat_code.host.servers.connect import ServerElicitationHandler
+from cat_code.host.servers.pool import McpPool
+from cat_code.host.servers.prestart import Prestarted
+from cat_code.host.state.checkpoints import CheckpointStore
 from cat_code.mcp.roots import Roots
 from cat_code.tools.base import Tool
 from cat_code.tools.builtin import FileLedger, builtin_tools
@@ -56,8 +56,8 @@ def builtin_tool_list(cwd: Path, ledger: FileLedger) -> list[Tool]:
     """The built-in tools every session offers, in the order they are registered: ``shell``
     and the file tools, which never touch cat-code's own files (`private_files`) but the
     long outputs saved for this project, when a call names one."""
-    from cat_code.host.home import private_files
-    from cat_code.host.output_policy import output_dir
+    from cat_code.host.mcp_tools.output_policy import output_dir
+    from cat_code.host.state.home import private_files
 
     own_output = output_dir(project=cwd)
     return builtin_tools(cwd, protected=private_files(readable=(own_output,)), ledger=ledger)
@@ -86,7 +86,7 @@ class Session:
         checkpoints: bool = False,
     ) -> None:
         from cat_code.agent.memory import load_memory
-        from cat_code.host.home import cat_code_home
+        from cat_code.host.state.home import cat_code_home
 
         self.cwd = cwd or Path.cwd()
         self.max_turns = max_turns or DEFAULT_MAX_TURNS
@@ -197,7 +197,7 @@ class Session:
 
     def workspace(self) -> list[Path]:
         """Where the read-only file tools read without asking: the roots and saved output."""
-        from cat_code.host.output_policy import output_dir
+        from cat_code.host.mcp_tools.output_policy import output_dir
 
         return [*self.roots.paths, output_dir(project=self.cwd)]
 
@@ -211,7 +211,7 @@ class Session:
         """The MCP pool of this session (not connected yet); with ``prestarted``, the
         stdio servers a front end spawned early (it reaped orphans before it did)."""
         if prestarted is None:
-            from cat_code.host.run_records import reap_orphans
+            from cat_code.host.state.run_records import reap_orphans
 
             reap_orphans()  # once, before any server starts
         self.pool = McpPool(
@@ -224,8 +224,8 @@ class Session:
 
     async def connect(self) -> None:
         """Connect every server, then register the resource tools and the servers' tools."""
-        from cat_code.host.resource_tools import resource_tools
-        from cat_code.host.skill_tools import skill_tools
+        from cat_code.host.mcp_tools.resource_tools import resource_tools
+        from cat_code.host.mcp_tools.skill_tools import skill_tools
 
         pool = self.pool
         assert pool is not None, "open_pool first"
@@ -240,7 +240,7 @@ class Session:
 
     def system_prompt(self) -> str:
         """Read afresh for every model request: the servers' instructions may change."""
-        from cat_code.host.skill_tools import skill_summaries
+        from cat_code.host.mcp_tools.skill_tools import skill_summaries
 
         instructions = self.pool.instructions() if self.pool is not None else {}
         skills = skill_summaries(self.pool.known_skills()) if self.pool is not None else ""

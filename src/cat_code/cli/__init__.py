@@ -84,7 +84,7 @@ def _dispatch(options: Options) -> int:
 
         return run_repl(options)
     except KeyboardInterrupt:
-        # SIGINT outside a command's handlers (`cat_code.host.shutdown`): the same 128 + N.
+        # SIGINT outside a command's handlers (`cat_code.host.servers.shutdown`): the same 128 + N.
         return 130
 
 

@@ -259,7 +259,7 @@ async def _try_entry(name: str, entry: dict[str, Any], source: Path, roots: Root
     except ConfigError as exc:
         print_line(f"could not connect: {config_reason(exc)}")
         return EXIT_OK
-    from cat_code.host.server import ServerState
+    from cat_code.host.servers.server import ServerState
 
     status, tools = await connect_one(config, roots)
     code = int(status.pop("exit", EXIT_OK))

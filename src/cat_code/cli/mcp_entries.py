@@ -17,26 +17,26 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from cat_code.base.files import same_file
 from cat_code.cli.output import EXIT_FAILED, EXIT_OK, print_error
 from cat_code.host.config.edit import ConfigEditError, ConfigFile
 from cat_code.host.config.load import (
     McpConfig,
     Scope,
     ServerConfig,
+    in_effect as load_in_effect,
     parse_entry,
     scope_file,
 )
-from cat_code.host.config.load import in_effect as load_in_effect
 from cat_code.host.config.masking import (
     VARIABLE,
 )
 from cat_code.host.config.trust import approve_written
 from cat_code.mcp.errors import ConfigError
-from cat_code.mcp.files import same_file
 from cat_code.mcp.roots import Roots
 
 if TYPE_CHECKING:
-    from cat_code.host.tool_adapter import McpTool
+    from cat_code.host.mcp_tools.tool_adapter import McpTool
 
 
 USER = "user"
@@ -149,9 +149,9 @@ def config_reason(exc: ConfigError) -> str:
 
 async def connect_one(config: ServerConfig, roots: Roots) -> tuple[dict[str, Any], list[McpTool]]:
     """Connect one server through a pool of its own; (its status JSON, its tools)."""
-    from cat_code.host.pool import McpPool
-    from cat_code.host.run_records import reap_orphans
-    from cat_code.host.shutdown import run_until_signal
+    from cat_code.host.servers.pool import McpPool
+    from cat_code.host.servers.shutdown import run_until_signal
+    from cat_code.host.state.run_records import reap_orphans
 
     config = dataclasses.replace(
         config, startup_timeout_s=min(config.startup_timeout_s, TRY_TIMEOUT_S)

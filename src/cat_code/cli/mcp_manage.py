@@ -27,6 +27,8 @@ from collections.abc import Callable, Mapping
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from cat_code.base.files import same_file
+from cat_code.base.safe_text import safe_json
 from cat_code.cli.mcp_add import run_add
 from cat_code.cli.mcp_entries import (
     PROJECT,
@@ -60,14 +62,12 @@ from cat_code.host.config.masking import (
     masked_target,
     shown_command,
 )
-from cat_code.host.config.trust import Decision, TrustStore
-from cat_code.host.safe_text import safe_json
+from cat_code.host.config.trust import TrustDecision, TrustStore
 from cat_code.mcp.errors import ConfigError
-from cat_code.mcp.files import same_file
 from cat_code.mcp.roots import Roots
 
 if TYPE_CHECKING:
-    from cat_code.host.tool_adapter import McpTool
+    from cat_code.host.mcp_tools.tool_adapter import McpTool
 
 
 def run_manage_command(verb: str, args: Options) -> int:
@@ -144,7 +144,7 @@ def _set_disabled_locked(name: str, places: list[Place], *, disabled: bool) -> i
         print_line(f"MCP server '{name}' is already {word} ({place.path})")
         return EXIT_OK
     approved = is_project_file(place.path) and (
-        TrustStore().decision(place.path.parent, name, raw) is Decision.APPROVED
+        TrustStore().decision(place.path.parent, name, raw) is TrustDecision.APPROVED
     )
     file.set_field(name, "disabled", disabled)
     file.write()
@@ -183,7 +183,7 @@ def _get(args: Options) -> int:
     broken = next((b for b in config.broken if b.name == name), None)
     waiting = next((w for w in config.waiting if w.name == name), None)
     status, tools = asyncio.run(_live(entry, broken, waiting, Roots(args.add_dir)))
-    from cat_code.host.server import ServerState
+    from cat_code.host.servers.server import ServerState
 
     exit_code = status.pop("exit", None)
     if exit_code is not None and exit_code != EXIT_OK:
@@ -228,7 +228,7 @@ async def _live(
     waiting: WaitingServer | None,
     roots: Roots,
 ) -> tuple[dict[str, Any], list[McpTool]]:
-    from cat_code.host.server import ServerState
+    from cat_code.host.servers.server import ServerState
 
     if waiting is not None:  # never started before the user approves it
         state = ServerState.REJECTED if waiting.rejected else ServerState.NEEDS_APPROVAL
@@ -268,7 +268,7 @@ def _describe(
             else:
                 shown = json.dumps(value, ensure_ascii=False)
             lines.append(f"  {(key + ':').ljust(10)} {shown}")
-    from cat_code.host.server import ServerState
+    from cat_code.host.servers.server import ServerState
 
     state = ServerState(status["state"])
     if state is ServerState.CONNECTED:

@@ -4,9 +4,9 @@ The output formats are stable (scripts and tests read them): ``list`` prints ali
 columns or, with ``--json``, an array of status objects; ``tools`` one line per tool;
 ``call`` the flattened result. Every command connects, works, and closes every server
 before it returns, on every path; SIGINT, SIGTERM and SIGHUP stop the command, close every
-server and exit 128 + N (`cat_code.host.shutdown`). The texts come from `cat_code.host.status`
-(`format_status`, shared with the REPL's ``/mcp``) and sign-in/out from `cat_code.host.signin`
-(shared with its ``/mcp login`` and ``/mcp logout``). A sign-in
+server and exit 128 + N (`cat_code.host.servers.shutdown`). The texts come from
+`cat_code.host.status` (`format_status`, shared with the REPL's ``/mcp``) and sign-in/out
+from `cat_code.host.servers.signin` (shared with ``/mcp login`` and ``/mcp logout``). A sign-in
 connects the one server once through an ``McpAuth`` with a person at hand (a
 `LoopbackAuthorizer`), so the whole OAuth flow runs and its tokens are stored; no token
 is ever printed.
@@ -21,21 +21,21 @@ import logging
 import sys
 from typing import TYPE_CHECKING, Any
 
+from cat_code.base.safe_text import SafeWriter, safe_json, safe_text
 from cat_code.cli.connected import with_pool
 from cat_code.cli.options import Options, Run
 from cat_code.cli.output import EXIT_FAILED, EXIT_OK, EXIT_USAGE, print_error, print_line
 from cat_code.host.config.load import McpConfig, load_run_config, only_servers
-from cat_code.host.run_records import reap_orphans
-from cat_code.host.safe_text import SafeWriter, safe_json, safe_text
-from cat_code.host.shutdown import run_until_signal
+from cat_code.host.servers.shutdown import run_until_signal
+from cat_code.host.state.run_records import reap_orphans
 from cat_code.mcp.errors import describe_error
 from cat_code.mcp.roots import Roots
 
-# The rest is imported after the stdio servers are spawned (`cat_code.host.prestart`):
+# The rest is imported after the stdio servers are spawned (`cat_code.host.servers.prestart`):
 # a server boots on the other core while these load.
 if TYPE_CHECKING:
-    from cat_code.host.pool import McpPool
-    from cat_code.host.server import ServerStatus
+    from cat_code.host.servers.pool import McpPool
+    from cat_code.host.servers.server import ServerStatus
 
 logger = logging.getLogger(__name__)
 
@@ -122,7 +122,7 @@ async def _tools(config: McpConfig, roots: Roots, server: str | None, *, as_json
     chosen = only_servers(config, [server] if server else None)
 
     async def work(pool: McpPool) -> int:
-        from cat_code.host.server import ServerState
+        from cat_code.host.servers.server import ServerState
         from cat_code.host.status import format_tools, tool_json
 
         await pool.connect_all()
@@ -159,14 +159,14 @@ async def _call(
             f'JSON_ARGS must be a JSON object like \'{{"key": "value"}}\', got: {raw_arguments}'
         )
         return EXIT_USAGE
-    from cat_code.host.tool_adapter import may_belong_to
+    from cat_code.host.mcp_tools.tool_adapter import may_belong_to
 
     known = [s.name for s in config.servers] + [w.name for w in config.waiting]
     candidates = [server for server in known if may_belong_to(server, name)]
     chosen = only_servers(config, candidates or None)
 
     async def work(pool: McpPool) -> int:
-        from cat_code.host.server import ServerState
+        from cat_code.host.servers.server import ServerState
 
         await pool.connect_all()
         tool = pool.find_tool(name)
@@ -239,8 +239,8 @@ def _guesses(name: str, known: list[str]) -> list[str]:
 
 
 async def _login(config: McpConfig, name: str, *, no_browser: bool) -> int:
-    from cat_code.host.home import token_store
-    from cat_code.host.signin import SignIn, SignInTarget, sign_in_entry
+    from cat_code.host.servers.signin import SignIn, SignInTarget, sign_in_entry
+    from cat_code.host.state.home import token_store
     from cat_code.mcp.auth.callback import LoopbackAuthorizer
 
     try:
@@ -285,8 +285,8 @@ class _Nothing:
 
 
 async def _logout(config: McpConfig, name: str) -> int:
-    from cat_code.host.home import token_store
-    from cat_code.host.signin import SignInTarget, sign_in_entry, sign_out
+    from cat_code.host.servers.signin import SignInTarget, sign_in_entry, sign_out
+    from cat_code.host.state.home import token_store
 
     try:
         entry = sign_in_entry(config, name)

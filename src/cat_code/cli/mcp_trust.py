@@ -11,7 +11,7 @@ from __future__ import annotations
 
 from cat_code.cli.options import Options
 from cat_code.cli.output import EXIT_FAILED, EXIT_OK, EXIT_USAGE, print_error, print_line
-from cat_code.host.config.trust import Decision, UnknownProjectServer, decide
+from cat_code.host.config.trust import TrustDecision, UnknownProjectServer, decide
 from cat_code.host.status import decision_line
 from cat_code.mcp.errors import ConfigError
 
@@ -27,7 +27,7 @@ def run_trust_command(args: Options) -> int:
     if approve and not every and not names:
         print_error("mcp approve: name the project servers to approve, or --all")
         return EXIT_USAGE
-    decision = Decision.APPROVED if approve else Decision.REJECTED
+    decision = TrustDecision.APPROVED if approve else TrustDecision.REJECTED
     try:
         decided = decide(names, decision, every=every)
     except UnknownProjectServer as exc:

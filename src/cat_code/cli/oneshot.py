@@ -10,8 +10,8 @@ would need approval are refused unless ``--yes`` or ``--allow-tool`` approves th
 ``exit_plan_mode`` hands over is then the answer), elicitation requests are declined, and a
 server that needs a sign-in is named on stderr, never signed in (no browser). Exit 0 when
 the model gave its answer, 1 otherwise. SIGINT, SIGTERM and SIGHUP end the run through the
-same cleanup as success (`cat_code.host.shutdown`): every MCP server is closed before the
-process exits, with 128 + N. Everything printed, the answer included, goes through
+same cleanup as success (`cat_code.host.servers.shutdown`): every MCP server is closed before
+the process exits, with 128 + N. Everything printed, the answer included, goes through
 `safe_text`: no server and no model output can drive the terminal.
 
 ``--output-format json`` prints nothing on stdout but one result object at the end;
@@ -46,13 +46,13 @@ from cat_code.agent.permission_modes import parse_mode
 from cat_code.agent.providers.base import AssistantMessage, ModelError, ToolCall
 from cat_code.agent.session import Session
 from cat_code.agent.transcript import tool_line
+from cat_code.base.safe_text import safe_json, safe_text
 from cat_code.cli.options import Options
 from cat_code.cli.output import EXIT_FAILED, EXIT_OK, EXIT_USAGE
 from cat_code.host.config.load import McpConfig
-from cat_code.host.prestart import Prestarted
-from cat_code.host.safe_text import safe_json, safe_text
-from cat_code.host.server import ServerState
-from cat_code.host.shutdown import run_until_signal
+from cat_code.host.servers.prestart import Prestarted
+from cat_code.host.servers.server import ServerState
+from cat_code.host.servers.shutdown import run_until_signal
 from cat_code.host.status import declined_line, unavailable_line
 from cat_code.tools.base import ToolResult
 

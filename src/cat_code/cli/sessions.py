@@ -14,8 +14,8 @@ from pathlib import Path
 from typing import Any
 
 from cat_code.agent.history import LoadedSession, list_sessions, session_line
+from cat_code.base.safe_text import safe_json
 from cat_code.cli.options import Options
-from cat_code.host.safe_text import safe_json
 
 logger = logging.getLogger(__name__)
 

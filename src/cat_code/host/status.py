@@ -14,12 +14,12 @@ from collections.abc import Iterable, Sequence
 from pathlib import Path
 from typing import Any
 
+from cat_code.base.safe_text import safe_line
 from cat_code.host.config.load import McpConfig, approval_hint
-from cat_code.host.config.trust import Decision
-from cat_code.host.pool import McpPool
-from cat_code.host.prompts import usage
-from cat_code.host.safe_text import safe_line
-from cat_code.host.server import McpServer, ServerState, ServerStatus
+from cat_code.host.config.trust import TrustDecision
+from cat_code.host.mcp_tools.prompts import usage
+from cat_code.host.servers.pool import McpPool
+from cat_code.host.servers.server import McpServer, ServerState, ServerStatus
 from cat_code.mcp.elicitation import is_url_request
 from cat_code.mcp.skills import Skill
 from cat_code.mcp.wire import Prompt, Resource, ResourceTemplate
@@ -154,10 +154,10 @@ def mcp_summary(statuses: Iterable[ServerStatus]) -> str | None:
     return line
 
 
-def decision_line(name: str, target: str, decision: Decision) -> str:
+def decision_line(name: str, target: str, decision: TrustDecision) -> str:
     """What approving or rejecting one project server says (``mcp approve``, ``/mcp approve``)."""
     where = f" ({target})" if target else ""
-    if decision is Decision.APPROVED:
+    if decision is TrustDecision.APPROVED:
         return f"Approved project server '{name}'{where} for this folder."
     return f"Rejected project server '{name}'{where}: it will not run in this folder."
 

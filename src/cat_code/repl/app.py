@@ -8,7 +8,7 @@ cancels in-flight MCP calls. While the prompt is up, Ctrl-C is a key that clears
 Questions (permission, elicitation, trust) live in `questions`; slash commands in the
 `commands` registry, whose effects this app performs as their `ReplHost`.
 Every way out — ``/exit``, Ctrl-D, SIGTERM, SIGHUP, a SIGINT while no turn runs — closes
-every MCP server (`cat_code.host.shutdown`: exit 128 + N after a signal; a signal during
+every MCP server (`cat_code.host.servers.shutdown`: exit 128 + N after a signal; a signal during
 the close hurries it).
 
 The conversation is saved as it goes (`Session.log`); ``--continue`` / ``--resume`` and
@@ -38,10 +38,10 @@ from cat_code.agent.permission_modes import parse_mode
 from cat_code.agent.providers import Provider
 from cat_code.agent.providers.base import Message
 from cat_code.agent.session import Session
+from cat_code.base.safe_text import safe_line
 from cat_code.host.config.load import McpConfig, load_config, load_run_config, missing_files
-from cat_code.host.pool import McpPool
-from cat_code.host.safe_text import safe_line
-from cat_code.host.shutdown import run_until_signal
+from cat_code.host.servers.pool import McpPool
+from cat_code.host.servers.shutdown import run_until_signal
 from cat_code.host.status import mcp_summary
 from cat_code.repl.commands import CommandContext, Exit, Show, handle_command, is_command
 from cat_code.repl.commands.registry import CANCELLED, Cancelled

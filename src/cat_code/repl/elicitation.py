@@ -22,7 +22,7 @@ from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
 from typing import Any, Literal
 
-from cat_code.host.safe_text import safe_line
+from cat_code.base.safe_text import safe_line
 from cat_code.host.web_address import UnsafeAddress, parse_web_address
 from cat_code.mcp.elicitation import is_url_request
 

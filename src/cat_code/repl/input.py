@@ -14,8 +14,8 @@ from prompt_toolkit.document import Document
 from prompt_toolkit.history import FileHistory, History, InMemoryHistory
 from prompt_toolkit.key_binding import KeyBindings, KeyPressEvent
 
-from cat_code.host.home import cat_code_home, ensure_home, private_file
-from cat_code.host.pool import McpPool
+from cat_code.host.servers.pool import McpPool
+from cat_code.host.state.home import cat_code_home, ensure_home, private_file
 from cat_code.repl import prompt_commands
 from cat_code.repl.commands import REGISTRY, CommandContext, complete
 from cat_code.repl.mentions import complete_mention, mention_word

@@ -19,7 +19,7 @@ from rich.text import Text
 
 from cat_code.agent.permission_modes import PermissionMode, next_mode
 from cat_code.agent.plan_tool import PlanReview
-from cat_code.host.safe_text import safe_text
+from cat_code.base.safe_text import safe_text
 from cat_code.repl.render import markdown
 
 if TYPE_CHECKING:

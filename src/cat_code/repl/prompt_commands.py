@@ -27,7 +27,7 @@ from typing import TYPE_CHECKING
 from rich.text import Text
 
 from cat_code.agent.providers.base import AssistantMessage, Message, UserMessage
-from cat_code.host.prompts import (
+from cat_code.host.mcp_tools.prompts import (
     PromptArgumentsError,
     argument_names,
     command_names,
@@ -41,7 +41,7 @@ from cat_code.repl.commands.registry import Cancelled
 from cat_code.repl.render import error_line, note_line
 
 if TYPE_CHECKING:
-    from cat_code.host.pool import McpPool
+    from cat_code.host.servers.pool import McpPool
     from cat_code.repl.commands.registry import CommandContext, ReplHost
 
 logger = logging.getLogger(__name__)

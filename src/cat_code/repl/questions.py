@@ -24,11 +24,10 @@ from rich.text import Text
 from cat_code.agent.permissions import Answer, RuleBook, server_of
 from cat_code.agent.transcript import compact_json
 from cat_code.agent.write_guard import question_notes
+from cat_code.base.safe_text import safe_line
 from cat_code.host.config.load import McpConfig
-from cat_code.host.config.trust import Decision, decide
-from cat_code.host.project_trust import project_content
-from cat_code.host.project_trust import record as record_content
-from cat_code.host.safe_text import safe_line
+from cat_code.host.config.project_trust import project_content, record as record_content
+from cat_code.host.config.trust import TrustDecision, decide
 from cat_code.host.status import waiting_lines
 from cat_code.mcp.auth.callback import open_in_background
 from cat_code.mcp.errors import ConfigError
@@ -154,7 +153,7 @@ class Questions:
             )
             return False
         try:
-            decide(waiting, Decision.APPROVED)
+            decide(waiting, TrustDecision.APPROVED)
         except ConfigError as exc:
             self.console.print(error_line(str(exc)))
             return False
@@ -175,7 +174,7 @@ class Questions:
             self.console.print(note_line("not applied — cat-code project approve applies them"))
             return
         for content in waiting:
-            record_content(content, Decision.APPROVED)
+            record_content(content, TrustDecision.APPROVED)
         rules.reload()
         self.console.print(note_line("approved for this folder"))
 

@@ -19,13 +19,12 @@ from scripted.model_api import ScriptedModelApi, anthropic_text, anthropic_tool_
 
 from cat_code.agent.loop import Agent
 from cat_code.agent.permissions import Permissions
-from cat_code.agent.providers import anthropic as anthropic_provider
-from cat_code.agent.providers import openai as openai_provider
+from cat_code.agent.providers import anthropic as anthropic_provider, openai as openai_provider
 from cat_code.agent.providers.anthropic import AnthropicProvider
 from cat_code.agent.providers.base import UserMessage
 from cat_code.host.config.load import McpConfig, StdioServerConfig
-from cat_code.host.output_policy import output_dir
-from cat_code.host.pool import McpPool
+from cat_code.host.mcp_tools.output_policy import output_dir
+from cat_code.host.servers.pool import McpPool
 from cat_code.tools.base import Media, ToolResult
 from cat_code.tools.registry import ToolRegistry
 

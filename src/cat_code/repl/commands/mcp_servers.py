@@ -14,10 +14,10 @@ from typing import Literal
 
 from rich.text import Text
 
+from cat_code.base.safe_text import SafeWriter
 from cat_code.host.config.load import Scope
-from cat_code.host.config.trust import Decision, decide
-from cat_code.host.safe_text import SafeWriter
-from cat_code.host.server import McpServer, ServerState
+from cat_code.host.config.trust import TrustDecision, decide
+from cat_code.host.servers.server import McpServer, ServerState
 from cat_code.host.status import not_connected_line, tools_registered, unusable_line
 from cat_code.mcp.errors import ConfigError, describe_error
 from cat_code.repl.commands.registry import (
@@ -44,7 +44,7 @@ class Login:
 
     async def perform(self, repl: ReplHost) -> None:
         """Sign in, then reconnect the server: its tools come without a restart."""
-        from cat_code.host.signin import sign_in, sign_in_entry
+        from cat_code.host.servers.signin import sign_in, sign_in_entry
         from cat_code.mcp.auth.callback import LoopbackAuthorizer
 
         pool = repl.pool
@@ -83,7 +83,7 @@ class Logout:
 
     async def perform(self, repl: ReplHost) -> None:
         """Forget the sign-in, then reconnect the server: its tools go."""
-        from cat_code.host.signin import sign_in_entry, sign_out
+        from cat_code.host.servers.signin import sign_in_entry, sign_out
 
         pool = repl.pool
         if pool is None or not await repl.wait_for_mcp():
@@ -167,7 +167,7 @@ class DecideProject:
         pool = repl.pool
         if pool is None or not await repl.wait_for_mcp():
             return
-        decision = Decision.APPROVED if self.verb == "approve" else Decision.REJECTED
+        decision = TrustDecision.APPROVED if self.verb == "approve" else TrustDecision.REJECTED
         try:
             decided = decide(self.servers, decision)
         except ConfigError as exc:
@@ -180,7 +180,7 @@ class DecideProject:
         config = repl.reread_config()
         if config is None:
             return
-        repl.view.begin("starting…" if decision is Decision.APPROVED else "stopping…")
+        repl.view.begin("starting…" if decision is TrustDecision.APPROVED else "stopping…")
         try:
             plan = await repl.in_foreground(pool.reload(config))
         finally:
@@ -190,7 +190,7 @@ class DecideProject:
             return
         for item in decided:
             server = pool.server(item.name)
-            if decision is Decision.REJECTED or server is None:
+            if decision is TrustDecision.REJECTED or server is None:
                 continue
             if server.state is ServerState.CONNECTED:
                 repl.console.print(Text(f"{item.name}: {tools_registered(server)}."))
@@ -203,7 +203,7 @@ class DecideProject:
 
 def _sign_handler(sub: Literal["login", "logout"]) -> Handler:
     def handler(name: str, ctx: CommandContext) -> Outcome:
-        from cat_code.host.signin import SignInTarget, sign_in_entry
+        from cat_code.host.servers.signin import SignInTarget, sign_in_entry
 
         if not name:
             return Show(f"usage: /mcp {sub} SERVER", "error")

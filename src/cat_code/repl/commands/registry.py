@@ -35,8 +35,8 @@ if TYPE_CHECKING:
     from cat_code.agent.providers.base import Message
     from cat_code.agent.session import Session
     from cat_code.host.config.load import McpConfig
-    from cat_code.host.pool import McpPool
-    from cat_code.host.server import ServerStatus
+    from cat_code.host.servers.pool import McpPool
+    from cat_code.host.servers.server import ServerStatus
     from cat_code.mcp.roots import Roots
     from cat_code.repl.render import TurnView
 

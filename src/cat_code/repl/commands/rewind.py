@@ -16,8 +16,8 @@ from rich.text import Text
 
 from cat_code.agent.checkpointing import Checkpointer, PromptMark
 from cat_code.agent.permission_modes import PermissionMode
+from cat_code.base.safe_text import safe_line
 from cat_code.host.git import GitError
-from cat_code.host.safe_text import safe_line
 from cat_code.repl.commands.registry import (
     CommandContext,
     Outcome,

@@ -6,7 +6,7 @@ conversation: the file tools share its `FileLedger` (read before write) and the
 which no tool reads, lists or writes whatever the permission rules say, by any name;
 `real_path` is where a path really leads, which every decision is made on. This package
 imports nothing above the tools floor; the paths come from whoever builds the tools
-(`cat_code.host.home`).
+(`cat_code.host.state.home`).
 """
 
 from __future__ import annotations
@@ -21,7 +21,6 @@ from cat_code.tools.builtin._fs import (
     FileTool,
     FileToolError,
     Protected,
-    atomic_write,
     real_path,
 )
 from cat_code.tools.builtin._walk import git_root
@@ -71,7 +70,6 @@ __all__ = [
     "ShellTool",
     "WriteFileTool",
     "apply_edit",
-    "atomic_write",
     "builtin_tools",
     "git_root",
     "real_path",

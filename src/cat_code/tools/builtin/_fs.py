@@ -19,10 +19,8 @@ Invariants every file tool keeps through these helpers:
 from __future__ import annotations
 
 import asyncio
-import contextlib
 import hashlib
 import os
-import secrets
 import stat
 import threading
 from abc import abstractmethod
@@ -31,14 +29,18 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, TypeVar
 
+from cat_code.base.files import UnreadableFile, read_regular_file
 from cat_code.tools.base import ProgressCallback, Tool, ToolResult
 
 # Re-exported (``X as X``): the tools import what they share from here.
-from cat_code.tools.builtin._protected import FileToolError as FileToolError
-from cat_code.tools.builtin._protected import Protected as Protected
-from cat_code.tools.builtin._protected import ProtectedCheck as ProtectedCheck
-from cat_code.tools.builtin._protected import nul_refusal, refusal
-from cat_code.tools.builtin._protected import real_path as real_path
+from cat_code.tools.builtin._protected import (
+    FileToolError as FileToolError,
+    Protected as Protected,
+    ProtectedCheck as ProtectedCheck,
+    nul_refusal,
+    real_path as real_path,
+    refusal,
+)
 from cat_code.tools.threads import in_daemon_thread
 
 _T = TypeVar("_T")
@@ -122,33 +124,18 @@ def read_regular(path: Path, name: str, limit: int = MAX_READ_BYTES) -> Snapshot
     """The first ``limit`` bytes of the regular file ``path``; `FileToolError` for anything
     else (missing, a folder, a FIFO, a device). Never blocks on a special file."""
     try:
-        info = os.stat(path)
+        data, info = read_regular_file(path, limit, cut=True)
+    except UnreadableFile as exc:
+        try:
+            _require_regular(os.stat(path).st_mode, name)  # the tools' words for each kind
+        except OSError:
+            pass
+        raise FileToolError(f"Error: cannot read {name}: {exc.strerror}") from None
     except FileNotFoundError:
         raise FileToolError(f"Error: {name} does not exist") from None
     except OSError as exc:
         raise FileToolError(f"Error: cannot read {name}: {exc.strerror or exc}") from None
-    _require_regular(info.st_mode, name)
-    flags = os.O_RDONLY | getattr(os, "O_NONBLOCK", 0) | getattr(os, "O_NOCTTY", 0)
-    try:
-        fd = os.open(path, flags)
-    except OSError as exc:
-        raise FileToolError(f"Error: cannot read {name}: {exc.strerror or exc}") from None
-    try:
-        info = os.fstat(fd)
-        _require_regular(info.st_mode, name)  # swapped for a FIFO after the stat
-        chunks: list[bytes] = []
-        left = limit
-        while left > 0:
-            chunk = os.read(fd, min(left, 1024 * 1024))
-            if not chunk:
-                break
-            chunks.append(chunk)
-            left -= len(chunk)
-    except OSError as exc:
-        raise FileToolError(f"Error: cannot read {name}: {exc.strerror or exc}") from None
-    finally:
-        os.close(fd)
-    return Snapshot(b"".join(chunks), info.st_size, stat.S_IMODE(info.st_mode), info.st_mtime_ns)
+    return Snapshot(data, info.st_size, stat.S_IMODE(info.st_mode), info.st_mtime_ns)
 
 
 def _require_regular(mode: int, name: str) -> None:
@@ -225,30 +212,6 @@ def decode_text(data: bytes, name: str) -> tuple[str, Codec]:
         return codec.decode(data), codec
     except UnicodeDecodeError:
         raise FileToolError(f"Error: {name} is not valid {codec.encoding} text") from None
-
-
-def atomic_write(path: Path, data: bytes, *, mode: int | None) -> None:
-    """Write ``data`` to ``path`` all at once: a temporary file in the same folder, synced,
-    then renamed over it. ``mode`` is the existing file's (kept); None for a new file, which
-    gets the usual 0666 less the umask. A symlink is written through, to its target."""
-    target = real_path(path)
-    temporary = target.with_name(f".{target.name}.{secrets.token_hex(4)}.cat-code-tmp")
-    fd = os.open(temporary, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o666 if mode is None else 0o600)
-    try:
-        try:
-            if mode is not None:
-                os.fchmod(fd, mode)
-            view = memoryview(data)
-            while view:
-                view = view[os.write(fd, view) :]
-            os.fsync(fd)
-        finally:
-            os.close(fd)
-        os.replace(temporary, target)
-    except BaseException:
-        with contextlib.suppress(OSError):
-            os.unlink(temporary)
-        raise
 
 
 @dataclass(frozen=True, slots=True)

@@ -3,7 +3,7 @@
 `real_path` resolves every link of a path, its parents' included, as far as they exist:
 the file tools and the permission rules decide on where a path really leads, never on
 what the model wrote (``cfg/mcp.json`` with ``cfg`` → ``$CAT_CODE_HOME`` is the home's
-``mcp.json``). `Protected` is built by whoever builds the tools (`cat_code.host.home`):
+``mcp.json``). `Protected` is built by whoever builds the tools (`cat_code.host.state.home`):
 
 - ``paths``: whole trees no tool reads, lists or writes (``$CAT_CODE_HOME``: every file of
   it, not a list of names); ``patterns``: (folder, glob) pairs, the files directly in the
@@ -13,7 +13,7 @@ what the model wrote (``cfg/mcp.json`` with ``cfg`` → ``$CAT_CODE_HOME`` is th
   call, when a file with more than one link is met).
 - ``readable``: the one exception, for reads only: a regular file with a single link
   directly in one of these folders (the project's saved tool outputs, which
-  `cat_code.host.output_policy` tells the model to ``read_file``), when a call names it
+  `cat_code.host.mcp_tools.output_policy` tells the model to ``read_file``), when a call names it
   (``named_read``). Never a folder, never in a listing or a walk, never a write.
 """
 

@@ -12,6 +12,7 @@ from __future__ import annotations
 
 from typing import Any
 
+from cat_code.base.files import atomic_write
 from cat_code.tools.base import FileChange, ToolResult
 from cat_code.tools.builtin._fs import (
     Codec,
@@ -19,7 +20,6 @@ from cat_code.tools.builtin._fs import (
     FileToolError,
     Snapshot,
     absolute,
-    atomic_write,
     decode_text,
     in_thread,
     path_argument,

@@ -10,13 +10,13 @@ from __future__ import annotations
 import os
 from typing import Any
 
+from cat_code.base.files import atomic_write
 from cat_code.tools.base import FileChange, ToolResult
 from cat_code.tools.builtin._fs import (
     Codec,
     FileTool,
     FileToolError,
     absolute,
-    atomic_write,
     decode_text,
     detect_codec,
     in_thread,
@@ -86,7 +86,7 @@ class WriteFileTool(FileTool):
             else:
                 path.parent.mkdir(parents=True, exist_ok=True)
                 data = content.encode("utf-8")
-                atomic_write(path, data, mode=None)
+                atomic_write(path, data, new_file_mode=None)
                 created = True
             self.ledger.record_written(path, data)
             return created
