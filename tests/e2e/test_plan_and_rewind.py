@@ -125,7 +125,7 @@ def test_exit_plan_mode_ends_a_one_shot_run_with_the_plan_as_the_result(
 
 
 def test_rewind_brings_back_a_file_a_shell_command_rewrote(
-    tmp_path: Path, api: ScriptedModelApi, project: Path
+    tmp_path: Path, api: ScriptedModelApi, project: Path, cat_code_home: Path
 ) -> None:
     command = "printf 'print(1)\\n' > app.py && printf 'x\\n' > made.txt"
     api.add(
@@ -153,6 +153,9 @@ def test_rewind_brings_back_a_file_a_shell_command_rewrote(
         assert (project / "app.py").read_text() == "print('hello')\n"
         assert not (project / "made.txt").exists()
         assert git(project, "status", "--porcelain") == ""  # the user's index untouched
+        [saved] = (cat_code_home / "sessions").glob("*/*.jsonl")
+        last = json.loads(saved.read_text().splitlines()[-1])
+        assert last == {"type": "rewind", "to": 0}  # --resume goes on from before prompt 1
     finally:
         term.close()
 

@@ -17,11 +17,12 @@ narrowest), never widen it, and ``bypassPermissions`` from any file is ignored.
 from __future__ import annotations
 
 import enum
-from collections.abc import Callable, Sized
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from cat_code.agent import write_guard
 from cat_code.agent.readonly_shell import is_read_only
 from cat_code.host.state.settings import Settings, SettingsError, read_settings
 from cat_code.tools.base import Tool
@@ -87,11 +88,15 @@ def mode_ruling(
     mode: PermissionMode,
     tool: Tool,
     arguments: dict[str, Any],
-    guarded: Callable[[Tool, dict[str, Any]], Sized],
+    workspace: Callable[[], Iterable[Path]] | None,
 ) -> ModeRuling | None:
-    """The mode's decision on one call, or None when the usual rules decide it.
-    ``guarded``: the writes of a call no blanket approval covers (outside the workspace,
-    a trust-bearing file: `write_guard`); no mode lets those through unasked."""
+    """The mode's decision on one call, or None when the usual rules decide it. Writes no
+    blanket approval covers (outside the ``workspace``, a trust-bearing file:
+    `write_guard.guarded_writes`) no mode lets through unasked either."""
+
+    def guarded(tool: Tool, arguments: dict[str, Any]) -> bool:
+        return bool(write_guard.guarded_writes(tool, arguments, workspace))
+
     builtin = tool.owner.server is None
     if mode is PermissionMode.BYPASS:
         return None if guarded(tool, arguments) else ModeRuling(True, "bypassPermissions")

@@ -46,7 +46,6 @@ import logging
 import re
 from collections.abc import Awaitable, Callable, Iterable
 from dataclasses import dataclass
-from functools import partial
 from pathlib import Path
 from typing import Any, Literal
 
@@ -500,8 +499,7 @@ class Permissions:
                 "or tell the user that this rule blocks it (/permissions shows the rules).",
                 notice=f"refused {what}: denied by rule '{deny.pattern}' ({deny.origin})",
             )
-        guarded = partial(write_guard.guarded_writes, workspace=self.workspace)
-        if ruled := mode_ruling(self.mode, tool, arguments or {}, guarded):
+        if ruled := mode_ruling(self.mode, tool, arguments or {}, self.workspace):
             return Decision(ruled.allowed, ruled.reason, ruled.notice)
         if tool.read_only and not self.outside(tool, arguments or {}):
             return Decision(True, "read-only")
