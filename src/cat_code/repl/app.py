@@ -51,6 +51,7 @@ from cat_code.repl.mentions import MentionError, attach_resources, find_mentions
 from cat_code.repl.modes import ModeBar, PlanQuestion
 from cat_code.repl.questions import Questions, parse_permission
 from cat_code.repl.render import ConsoleLogHandler, TurnView, error_line, make_console, note_line
+from cat_code.repl.task_panel import TaskPanel
 
 logger = logging.getLogger(__name__)
 
@@ -109,7 +110,10 @@ class Repl:
         self.view = TurnView(self.console)
         self._foreground: asyncio.Future[Any] | None = None
         self.questions = Questions(
-            self.console, self.view, busy=lambda: self._foreground is not None
+            self.console,
+            self.view,
+            busy=lambda: self._foreground is not None,
+            cancel_turn=self._cancel_foreground,
         )
         self.session = Session(
             model=args.model,
@@ -127,6 +131,7 @@ class Repl:
             checkpoints=True,
         )
         self.mode_bar = ModeBar(self.session.permissions)  # Shift+Tab and the toolbar
+        self.view.side_lines = self.session.subagents.runs.live_lines  # one per subagent
         self.registry = self.session.registry
         self.rules = self.session.rules
         self.permissions = self.session.permissions
@@ -136,6 +141,8 @@ class Repl:
         self._pool: McpPool | None = None
         self._mcp_ready = asyncio.Event()
         self._session: PromptSession[str] | None = None
+        #: The task list above the prompt while a task is open (Ctrl-T, /tasks).
+        self.task_panel = TaskPanel(self.session.tasks, self.session.shared_task_list)
 
     # The session owns the model and its agent (``/model`` switches them there): read
     # through, never copied, so ``/clear`` and ``/resume`` act on the agent in use.
@@ -163,8 +170,9 @@ class Repl:
             history=history(),
             completer=SlashCompleter(self.context, self._ready_pool),
             complete_while_typing=True,
-            key_bindings=key_bindings(self.mode_bar.cycle),
+            key_bindings=(bindings := key_bindings(self.mode_bar.cycle)),
         )
+        self.task_panel.bind(bindings)
         self.mode_bar.attach(self._session)
         prune = asyncio.create_task(prune_gone_sessions(self.session), name="prune-checkpoints")
         self._banner()
@@ -246,10 +254,11 @@ class Repl:
         assert self._session is not None
         while True:
             self.mode_bar.refresh()  # /plan or an approved plan may have changed it
+            await self.task_panel.refresh()  # a shared list may have moved on
             try:
                 with patch_stdout(raw=True):
                     line = await self._session.prompt_async(
-                        lambda: self.mode_bar.prompt(PROMPT),
+                        lambda: self.task_panel.message(self.mode_bar.prompt(PROMPT)),
                         prompt_continuation="  ",
                         handle_sigint=False,
                     )
@@ -291,8 +300,18 @@ class Repl:
             rules=self.rules,
             memory=self.session.memory,
             status=lambda: status_text(self.session),
-            cost=self.session.meter.describe,
+            cost=self._cost_text,
+            tasks=self.task_panel.full_text,
         )
+
+    def _cancel_foreground(self) -> None:
+        if self._foreground is not None:
+            self._foreground.cancel()
+
+    def _cost_text(self) -> str:
+        """``/cost``: the session's tokens (the subagents' included), then each subagent's."""
+        subagents = self.session.subagents.runs.describe()
+        return "\n".join(t for t in (self.session.meter.describe(), subagents) if t)
 
     def _tool_search_status(self) -> str | None:
         agent = self.agent

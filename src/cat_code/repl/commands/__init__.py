@@ -9,6 +9,7 @@ docs/architecture.md, "Adding a slash command"); a new topic module is also list
 from __future__ import annotations
 
 from cat_code.repl.commands import (
+    agents,
     help,
     mcp,
     mcp_servers,
@@ -16,6 +17,7 @@ from cat_code.repl.commands import (
     prompts_resources,
     rewind,
     session,
+    tasks,
 )
 from cat_code.repl.commands.mcp import CallTool, resolve_tool_name
 from cat_code.repl.commands.mcp_servers import (
@@ -55,6 +57,8 @@ REGISTRY = CommandRegistry(
         *permissions.COMMANDS,
         *rewind.COMMANDS,
         *session.COMMANDS,
+        *tasks.COMMANDS,
+        *agents.COMMANDS,
     ),
     families=(prompts_resources.PROMPT_COMMANDS,),
 )
