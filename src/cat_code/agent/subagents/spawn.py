@@ -182,7 +182,9 @@ class Subagents:
 
     def session_mode(self) -> PermissionMode:
         # The session's gate mode (Shift+Tab, --permission-mode); --yes counts as bypass.
-        gate = PermissionMode.parse(self.permissions.mode.value) or PermissionMode.DEFAULT
+        gate = PermissionMode.parse(self.permissions.mode.value)
+        if gate is None:  # never `or`: PLAN is 0, and falsy
+            gate = PermissionMode.DEFAULT
         if gate is PermissionMode.DEFAULT and self.permissions.approve_all:
             return PermissionMode.BYPASS
         return gate
