@@ -24,7 +24,8 @@ def test_a_session_without_a_usable_model_has_no_agent_and_says_why(tmp_path: Pa
     builtins = [t.name for t in builtin_tool_list(tmp_path, FileLedger())]
     tasks = ["task_create", "task_update", "task_get", "task_list"]
     jobs = ["job_output", "job_stop"]
-    assert session.registry.names() == [*builtins, *jobs, *tasks, "agent"]  # the agent tool last
+    names = [*builtins, *jobs, "exit_plan_mode", *tasks, "agent"]
+    assert session.registry.names() == names  # the agent tool last
 
 
 async def test_the_pool_gets_the_sessions_roots_and_its_tools_join_the_registry(

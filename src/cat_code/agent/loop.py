@@ -46,6 +46,7 @@ from dataclasses import dataclass, field, replace
 from typing import Any, Literal, Protocol
 
 from cat_code.agent import compaction
+from cat_code.agent.checkpointing import Checkpointer
 from cat_code.agent.compaction import Compaction
 from cat_code.agent.compaction_backoff import CompactionBackoff
 from cat_code.agent.cost import UsageMeter
@@ -214,6 +215,11 @@ class Agent:
         self.notes_for_model: Callable[[], str] | None = None
         #: Where a compaction is told to the user (the session's queue), if anywhere.
         self.notes: NoteSink | None = None
+        #: Snapshots before each prompt's first change, for /rewind (None: not taken).
+        self.checkpoints: Checkpointer | None = None
+        #: Asked after each set of tool results: a text ends the turn with it as the answer
+        #: (``exit_plan_mode`` in ``-p``: the plan is the result).
+        self.halt: Callable[[], str | None] = lambda: None
 
     def clear(self) -> None:
         """Forget the conversation."""
@@ -247,6 +253,8 @@ class Agent:
         # compaction rewrote the conversation: the prompt is in the summary message then).
         start: int | None = len(self.messages)
         self._add_user_text(prompt)
+        if self.checkpoints is not None:
+            self.checkpoints.begin(prompt, self.messages)
         self._save()
         outcome = Outcome(status="done")
         compacted_for_length = False
@@ -297,12 +305,17 @@ class Agent:
                 if (ended := self.hooks.take_stop()) is not None:
                     outcome.hook_stop = ended  # a tool hook's ``continue: false``
                     return outcome
+                if (final := self.halt()) is not None:
+                    outcome.text = final
+                    return outcome
         except asyncio.CancelledError:
             self._keep_partial("user")
             self._repair_after_cancel(start)
             raise
         finally:
             self._save()
+            if self.checkpoints is not None:
+                await self.checkpoints.turn_ended()
 
     async def run_messages(self, messages: Sequence[Message]) -> Outcome:
         """Run one user turn whose input is several messages (an MCP prompt's): they join
@@ -480,6 +493,11 @@ class Agent:
             planned: list[tuple[Tool | None, str | None, dict[str, Any]]] = []
             for call in calls:
                 planned.append(await self._authorize(call))
+            if self.checkpoints is not None:  # before any of them changes a file
+                changing = zip(planned, calls, strict=True)
+                await self.checkpoints.before_tools(
+                    [(t, c.arguments) for (t, _), c in changing if t]
+                )
             async with asyncio.TaskGroup() as group:
                 for index, (call, plan) in enumerate(zip(calls, planned, strict=True)):
                     group.create_task(

@@ -3,7 +3,8 @@
 Order of the rules: a ``deny`` rule matching the registered name — or one of the names
 the tool gives for a call (`Tool.permission_subjects`: the resource tools name the
 server they would read, as ``mcp__<server>__*``) — refuses, without asking and whatever
-else says yes (read-only, ``--yes``, an allow rule); a read-only tool runs — a file tool
+else says yes (read-only, ``--yes``, an allow rule); the mode rules next (plan mode
+refuses changes whatever allows them, `permission_modes`); a read-only tool runs — a file tool
 only when every path it names (`Tool.file_paths`) is inside the session's ``workspace``
 (the working directory, the ``--add-dir`` folders; outside, it is decided like any
 other call); ``--yes``
@@ -49,6 +50,7 @@ from pathlib import Path
 from typing import Any, Literal
 
 from cat_code.agent import write_guard
+from cat_code.agent.permission_modes import PermissionMode, mode_ruling
 from cat_code.base.files import same_file
 from cat_code.base.safe_text import safe_line
 from cat_code.host.config.project_trust import read_content
@@ -473,6 +475,8 @@ class Permissions:
         self.rules = rules if rules is not None else RuleBook()
         #: Told when an "always" answer could not be saved (the REPL shows it).
         self.on_warning: Callable[[str], None] = lambda text: logger.warning("%s", text)
+        #: Asked right after the deny rules: plan mode refuses whatever else allows.
+        self.mode = PermissionMode.DEFAULT
 
     def standing_decision(
         self, tool: Tool, arguments: dict[str, Any] | None = None
@@ -495,6 +499,8 @@ class Permissions:
                 "or tell the user that this rule blocks it (/permissions shows the rules).",
                 notice=f"refused {what}: denied by rule '{deny.pattern}' ({deny.origin})",
             )
+        if ruled := mode_ruling(self.mode, tool, arguments or {}, self.workspace):
+            return Decision(ruled.allowed, ruled.reason, ruled.notice)
         if tool.read_only and not self.outside(tool, arguments or {}):
             return Decision(True, "read-only")
         if rule := write_guard.naming_rule(tool, arguments or {}, self.allow_patterns, self.rules):

@@ -17,6 +17,8 @@ and the ``-p`` JSON result; a new agent (``/model``) keeps the log and the meter
 `Hooks` (the settings files' hooks) go to every agent; the asker is wrapped so that a
 question to the user fires ``Notification`` first. The front ends fire ``SessionStart``
 and ``SessionEnd``.
+The permission mode (`permission_modes`) starts from ``permission_mode`` and the settings
+files; ``exit_plan_mode`` is always registered; the REPL's sessions take checkpoints.
 
 The task list (`TaskStore`, the four task tools) is the session's own, named by its id,
 unless ``$CAT_CODE_TASK_LIST`` names a shared one; the session file records which, so
@@ -34,11 +36,14 @@ from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any
 
+from cat_code.agent.checkpointing import Checkpointer
 from cat_code.agent.cost import UsageMeter
 from cat_code.agent.history import LoadedSession, SessionLog
 from cat_code.agent.hooks import Hooks
 from cat_code.agent.loop import DEFAULT_MAX_TURNS, Agent, AgentEvents
+from cat_code.agent.permission_modes import PermissionMode, mode_prompt
 from cat_code.agent.permissions import Answer, Asker, Permissions, RuleBook
+from cat_code.agent.plan_tool import ExitPlanModeTool, PlanReviewer
 from cat_code.agent.providers import (
     ModelSpecError,
     NoModelConfigured,
@@ -58,6 +63,7 @@ from cat_code.host.servers.connect import ServerElicitationHandler
 from cat_code.host.servers.pool import McpPool
 from cat_code.host.servers.prestart import Prestarted
 from cat_code.host.servers.shutdown import Servers
+from cat_code.host.state.checkpoints import CheckpointStore
 from cat_code.host.tasks import Task, TaskStore
 from cat_code.host.tasks.render import restatement
 from cat_code.mcp.roots import Roots
@@ -101,6 +107,9 @@ class Session:
         append_system_prompt: str | None = None,
         resume: LoadedSession | None = None,
         trust_project: bool = False,
+        permission_mode: PermissionMode | None = None,
+        plan_reviewer: PlanReviewer | None = None,
+        checkpoints: bool = False,
     ) -> None:
         from cat_code.agent.memory import load_memory
         from cat_code.host.state.home import cat_code_home
@@ -145,6 +154,15 @@ class Session:
             # Read-only file tools read here without asking: the roots, saved tool output.
             workspace=self.workspace,
         )
+        from cat_code.agent.permission_modes import starting_mode
+
+        mode, self.mode_warnings = starting_mode(
+            permission_mode, self.rules.user_file, self.rules.project_file
+        )
+        self.permissions.mode = mode
+        #: ``exit_plan_mode``: with no reviewer (``-p``) its plan ends the turn.
+        self.plan_tool = ExitPlanModeTool(self.permissions, plan_reviewer)
+        self.registry.register(self.plan_tool)
         self.pool: McpPool | None = None
         #: Every request's tokens, whichever model made them.
         self.meter = UsageMeter()
@@ -154,6 +172,11 @@ class Session:
         self._resumed = resume
         if resume is not None:
             self.log.adopt(resume)
+        #: Snapshots for /rewind (the REPL's; None in -p).
+        self.checkpointer: Checkpointer | None = None
+        if checkpoints:
+            store = CheckpointStore(self.cwd, self.session_id, cat_code_home())
+            self.checkpointer = Checkpointer(store)
         #: The task list the task tools keep (`use_task_list` picks it).
         self.tasks = TaskStore(self.log.id)
         # A task made ready by another's completion is a note for the user.
@@ -201,6 +224,8 @@ class Session:
         )
         agent.notes_for_model = self.notes_for_model
         agent.notes = self.notes
+        agent.checkpoints = self.checkpointer
+        agent.halt = self.plan_tool.take_final
         if self._resumed is not None:  # the first agent goes on with the saved conversation
             agent.load(self._resumed.messages, self._resumed.found_tools)
             self._resumed = None
@@ -337,7 +362,7 @@ class Session:
 
         instructions = self.pool.instructions() if self.pool is not None else {}
         skills = skill_summaries(self.pool.known_skills()) if self.pool is not None else ""
-        return build_system_prompt(
+        text = build_system_prompt(
             Path.cwd(),
             instructions,
             memory=self.memory,
@@ -345,6 +370,8 @@ class Session:
             skills=skills,
             guidance=[TASKS_GUIDANCE],
         )
+        mode = mode_prompt(self.permissions.mode)  # read per request: Shift+Tab changes it
+        return f"{text}\n\n{mode}" if mode else text
 
 
 def _notifying(asker: Asker, hooks: Hooks) -> Asker:

@@ -1,16 +1,17 @@
 """``cat-code -p PROMPT``: run the agent once, for scripts.
 
 stdout carries the model's text, written (and flushed) as it is generated, each message
-ending with a newline; everything else a human watching wants (tool calls as ``⏺``
-lines, progress, retries, MCP failures, errors) goes to stderr. Text the model writes
-before asking for tools is on stdout too: while it streams, nobody knows yet whether
-tool calls follow. A message that did not stream is written whole when complete. Nothing
-can ask: tools that would need approval are refused unless ``--yes`` or
-``--allow-tool`` approves them, elicitation requests are declined, and a server that
-needs a sign-in is named on stderr, never signed in (no browser). Exit 0 when the model
-gave its answer, 1 otherwise. SIGINT, SIGTERM and SIGHUP end the run through the
-same cleanup as success (`cat_code.host.servers.shutdown`): every MCP server is closed before the
-process exits, with 128 + N. Everything printed, the answer included, goes through
+ending with a newline; everything else a human watching wants (tool calls as ``⏺`` lines,
+progress, retries, MCP failures, errors) goes to stderr. Text the model writes before asking
+for tools is on stdout too: while it streams, nobody knows yet whether tool calls follow. A
+message that did not stream is written whole when complete. Nothing can ask: tools that
+would need approval are refused unless ``--yes`` or ``--allow-tool`` approves them
+(``--permission-mode plan`` refuses changes whatever approves them; the plan
+``exit_plan_mode`` hands over is then the answer), elicitation requests are declined, and a
+server that needs a sign-in is named on stderr, never signed in (no browser). Exit 0 when
+the model gave its answer, 1 otherwise. SIGINT, SIGTERM and SIGHUP end the run through the
+same cleanup as success (`cat_code.host.servers.shutdown`): every MCP server is closed before
+the process exits, with 128 + N. Everything printed, the answer included, goes through
 `safe_text`: no server and no model output can drive the terminal.
 
 ``--output-format json`` prints nothing on stdout but one result object at the end;
@@ -43,6 +44,7 @@ from cat_code.agent.compaction import Compaction
 from cat_code.agent.cost import UsageMeter
 from cat_code.agent.history import LoadedSession, SessionNotFound, resolve
 from cat_code.agent.loop import AgentEvents, Outcome
+from cat_code.agent.permission_modes import parse_mode
 from cat_code.agent.providers.base import AssistantMessage, ModelError, ToolCall
 from cat_code.agent.session import Session
 from cat_code.agent.subagents import RunBook
@@ -232,6 +234,12 @@ class _OneShotEvents(AgentEvents):
         if self._line_open:
             self._write("\n")
 
+    def plan(self, text: str) -> None:
+        """The plan ``exit_plan_mode`` ended the run with: the answer, on stdout."""
+        self.end_line()
+        self._write(text)
+        self.end_line()
+
     def _write(self, text: str) -> None:
         if not text or self.report.structured:
             return
@@ -331,6 +339,7 @@ async def _run(
         append_system_prompt=args.append_system_prompt,
         resume=resumed,
         trust_project=args.trust_project,
+        permission_mode=parse_mode(args.permission_mode or ""),
     )
     report.session_id, report.meter = session.session_id, session.meter
     session.hooks.on_notice = lambda text: _say(f"cat-code: {text}")
@@ -353,6 +362,15 @@ async def _run(
 
         config = load_run_config(args.config_paths, trust_project=args.trust_project)
     pool = session.open_pool(config, elicitation_handler=_decline, prestarted=prestarted)
+    plans: list[str] = []
+
+    def halt() -> str | None:  # exit_plan_mode's plan ends the run as its answer
+        plan = session.plan_tool.take_final()
+        if plan is not None:
+            plans.append(plan)
+        return plan
+
+    agent.halt = halt
     # The SDK import (about a second) overlaps the servers' startup.
     prepare = asyncio.create_task(provider.prepare(), name="model-prepare")
 
@@ -372,7 +390,7 @@ async def _run(
                         f"cat-code: skipped project server '{status.name}' (./.mcp.json, not "
                         f"approved in this folder): run cat-code mcp approve {status.name}"
                     )
-            for warning in session.rules.warnings():
+            for warning in [*session.rules.warnings(), *session.mode_warnings]:
                 _say(f"cat-code: warning: {warning}")
             if session.rules.withheld:  # the project's allow rules wait for an approval
                 _say(f"cat-code: {session.rules.project_allows()}")
@@ -396,6 +414,8 @@ async def _run(
             report.result(outcome, outcome.hook_stop)
             return EXIT_FAILED
         if outcome.status == "done":
+            if plans:
+                events.plan(plans[-1])
             if outcome.stop_reason == "max_tokens":
                 _say("cat-code: the answer was cut off at the output token limit")
             report.result(outcome)

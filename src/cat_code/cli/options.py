@@ -39,6 +39,7 @@ class Options:
     model: str | None = None
     yes: bool = False
     allow_tool: tuple[str, ...] = ()
+    permission_mode: str | None = None
     max_turns: int | None = None
     output_format: Literal["text", "json", "stream-json"] = "text"
     append_system_prompt: str | None = None

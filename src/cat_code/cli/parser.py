@@ -73,6 +73,13 @@ def build_parser() -> argparse.ArgumentParser:
         help="approve tools whose registered name matches this glob (repeatable)",
     )  # fmt: skip
     parser.add_argument(
+        "--permission-mode", default=None,
+        choices=("default", "acceptEdits", "plan", "bypassPermissions"),
+        help="default (ask), acceptEdits (file edits in the workspace need no question), "
+        "plan (read-only: changes are refused whatever the rules say) or bypassPermissions "
+        "(run everything; only from the command line)",
+    )  # fmt: skip
+    parser.add_argument(
         "--max-turns", action=_MaxTurns, default=None, metavar="N",
         help="stop after N model turns per prompt (a whole number >= 1; default 50)",
     )  # fmt: skip

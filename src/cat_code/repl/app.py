@@ -31,8 +31,10 @@ from prompt_toolkit.patch_stdout import patch_stdout
 from rich.text import Text
 
 from cat_code import __version__
+from cat_code.agent.checkpointing import prune_gone_sessions
 from cat_code.agent.history import LoadedSession, SessionNotFound, resolve
 from cat_code.agent.loop import Agent
+from cat_code.agent.permission_modes import parse_mode
 from cat_code.agent.providers import Provider
 from cat_code.agent.providers.base import Message
 from cat_code.agent.session import Session
@@ -49,6 +51,7 @@ from cat_code.repl.commands.registry import CANCELLED, Cancelled
 from cat_code.repl.commands.session import say_resumed
 from cat_code.repl.input import SlashCompleter, history, key_bindings, list_prompts
 from cat_code.repl.mentions import MentionError, attach_resources, find_mentions
+from cat_code.repl.modes import ModeBar, PlanQuestion
 from cat_code.repl.notes import NoteDisplay
 from cat_code.repl.questions import Questions, parse_permission
 from cat_code.repl.render import ConsoleLogHandler, TurnView, error_line, make_console, note_line
@@ -83,6 +86,8 @@ class ReplOptions(Protocol):
     def config_paths(self) -> list[Path] | None: ...
     @property
     def trust_project(self) -> bool: ...
+    @property
+    def permission_mode(self) -> str | None: ...
 
 
 def run_repl(args: ReplOptions) -> int:
@@ -125,7 +130,11 @@ class Repl:
             append_system_prompt=args.append_system_prompt,
             resume=resumed,
             trust_project=args.trust_project,
+            permission_mode=parse_mode(args.permission_mode or ""),
+            plan_reviewer=PlanQuestion(self.questions),
+            checkpoints=True,
         )
+        self.mode_bar = ModeBar(self.session.permissions)  # Shift+Tab and the toolbar
         self.view.side_lines = self.session.subagents.runs.live_lines  # one per subagent
         self.registry = self.session.registry
         self.rules = self.session.rules
@@ -168,17 +177,20 @@ class Repl:
             history=history(),
             completer=SlashCompleter(self.context, self._ready_pool),
             complete_while_typing=True,
-            key_bindings=(bindings := key_bindings()),
+            key_bindings=(bindings := key_bindings(self.mode_bar.cycle)),
             bottom_toolbar=self._toolbar,
         )
         self.task_panel.bind(bindings)
+        self.mode_bar.attach(self._session)
         self.notes.attach(asyncio.get_running_loop())
+        prune = asyncio.create_task(prune_gone_sessions(self.session), name="prune-checkpoints")
         self._banner()
         if self.resumed is not None:
             say_resumed(self.console, self.resumed)
         hooks = self.session.hooks
         hooks.on_notice = lambda text: self.console.print(note_line(text))
-        for warning in [*self.rules.warnings(), *hooks.config.warnings]:
+        warnings = [*self.rules.warnings(), *hooks.config.warnings, *self.session.mode_warnings]
+        for warning in warnings:
             self.console.print(note_line(f"warning: {warning}"))
         if self.rules.withheld or hooks.withheld:
             await self.questions.trust_project_rules(self.rules, hooks)
@@ -201,6 +213,7 @@ class Repl:
                 self.notes.detach()
                 connect.cancel()
                 prepare.cancel()
+                prune.cancel()
                 self.session.log.close()
                 if self.provider is not None:
                     await self.provider.close()
@@ -221,7 +234,8 @@ class Repl:
     def _toolbar(self) -> str:
         from cat_code.repl.status_panel import read_panel, toolbar
 
-        return toolbar(read_panel(self.session))
+        mode = self.mode_bar.text()  # empty in default mode
+        return " · ".join(part for part in (mode, toolbar(read_panel(self.session))) if part)
 
     async def _prepare_model(self) -> None:
         if self.provider is not None:
@@ -270,11 +284,12 @@ class Repl:
     async def _read_eval_loop(self) -> None:
         assert self._session is not None
         while True:
+            self.mode_bar.refresh()  # /plan or an approved plan may have changed it
             await self.task_panel.refresh()  # a shared list may have moved on
             try:
                 with patch_stdout(raw=True):
                     line = await self._session.prompt_async(
-                        lambda: self.task_panel.message(PROMPT),
+                        lambda: self.task_panel.message(self.mode_bar.prompt(PROMPT)),
                         prompt_continuation="  ",
                         handle_sigint=False,
                     )

@@ -79,8 +79,15 @@ async def list_prompts(pool: McpPool) -> None:
         logger.debug("listing the MCP prompts took too long")
 
 
-def key_bindings() -> KeyBindings:
+def key_bindings(cycle_mode: Callable[[], None] | None = None) -> KeyBindings:
+    """Enter, Esc Enter and a trailing backslash; Shift+Tab calls ``cycle_mode``."""
     bindings = KeyBindings()
+
+    if cycle_mode is not None:
+
+        @bindings.add("s-tab")
+        def _cycle(event: KeyPressEvent) -> None:
+            cycle_mode()
 
     @bindings.add("escape", "enter")
     def _newline(event: KeyPressEvent) -> None:

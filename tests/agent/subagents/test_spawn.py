@@ -413,3 +413,23 @@ async def test_a_subagent_whose_tool_ignores_cancellation_never_hangs_its_parent
     release.set()  # the stubborn tool ends; its subagent's task with it
     async with asyncio.timeout(5):
         await asyncio.wait({left})
+
+
+def test_a_session_in_plan_mode_gives_its_subagents_a_gate_in_plan_mode_too(
+    tmp_path: Path,
+) -> None:
+    from cat_code.agent.permission_modes import PermissionMode as GateMode
+
+    parent = Permissions(approve_all=True, allow_patterns=["*"])
+    parent.mode = GateMode.PLAN
+    _, subagents = session(tmp_path, RoutedProvider([]), permissions=parent)
+    free = parse_definition("---\nname: f\ndescription: d\n---\n", source=Source.USER)
+
+    mode = subagents.mode_for(free, [])
+    child = subagents.permissions_for(mode)
+
+    assert mode is PermissionMode.PLAN and child.mode is GateMode.PLAN
+    edit = next(t for t in builtin_tools(tmp_path) if t.name == "edit_file")
+    arguments = {"path": str(tmp_path / "a.txt"), "old_string": "a", "new_string": "b"}
+    decision = child.standing_decision(edit, arguments)
+    assert decision is not None and not decision.allowed and "plan mode" in decision.reason

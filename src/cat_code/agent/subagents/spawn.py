@@ -35,6 +35,7 @@ from typing import Protocol
 from cat_code.agent.cost import UsageMeter
 from cat_code.agent.hooks import Hooks
 from cat_code.agent.loop import Agent, AgentEvents, Outcome
+from cat_code.agent.permission_modes import PermissionMode as GateMode
 from cat_code.agent.permissions import Permissions
 from cat_code.agent.providers.base import (
     AssistantMessage,
@@ -62,6 +63,9 @@ from cat_code.tools.base import Tool, ToolResult
 from cat_code.tools.registry import ToolRegistry
 
 logger = logging.getLogger(__name__)
+
+#: The modes the permission gate knows (dontAsk is the asker's business, not the gate's).
+_GATE_MODES = frozenset(m.value for m in GateMode)
 
 #: The deepest a subagent may be: the main agent's children are 1, theirs 2 (no more).
 MAX_DEPTH = 2
@@ -180,7 +184,13 @@ class Subagents:
         return chosen
 
     def session_mode(self) -> PermissionMode:
-        return PermissionMode.BYPASS if self.permissions.approve_all else PermissionMode.DEFAULT
+        # The session's gate mode (Shift+Tab, --permission-mode); --yes counts as bypass.
+        gate = PermissionMode.parse(self.permissions.mode.value)
+        if gate is None:  # never `or`: PLAN is 0, and falsy
+            gate = PermissionMode.DEFAULT
+        if gate is PermissionMode.DEFAULT and self.permissions.approve_all:
+            return PermissionMode.BYPASS
+        return gate
 
     def mode_for(self, definition: AgentDefinition, warn: list[str]) -> PermissionMode:
         """The definition's permission mode, unless it is more permissive than the session's."""
@@ -209,6 +219,8 @@ class Subagents:
             workspace=parent.workspace,
         )
         child.on_warning = parent.on_warning
+        # The child's gate enforces its mode too: plan mode refuses changes whatever allows.
+        child.mode = GateMode(mode.setting) if mode.setting in _GATE_MODES else GateMode.DEFAULT
         return child
 
     # -- running -------------------------------------------------------------------------

@@ -24,6 +24,7 @@ import logging
 import os
 import shutil
 import time
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from enum import StrEnum
 from pathlib import Path
@@ -117,9 +118,9 @@ class CheckpointStore:
         if self.kind is CheckpointKind.GIT:
             checkpoint.tree = await self._tree()
             previous = (self.checkpoints[-1].tree if self.checkpoints else None) or "HEAD^{tree}"
-            await run_git(self._root, "update-ref", self._ref(number), checkpoint.tree)
-            # Sized off the critical path: the first change of the prompt waits for the
-            # snapshot only; the size cap is applied before the next snapshot or rewind.
+            # The ref and the size off the critical path: the first change of the prompt
+            # waits for the tree only (a fresh object is safe from gc for two weeks); both
+            # are done before the next snapshot or rewind (`settled`).
             self._sizing = asyncio.ensure_future(self._size(checkpoint, previous))
         self.checkpoints.append(checkpoint)
         if self.kind is CheckpointKind.FILES:
@@ -137,6 +138,7 @@ class CheckpointStore:
 
     async def _size(self, checkpoint: Checkpoint, previous: str) -> None:
         assert checkpoint.tree is not None
+        await run_git(self._root, "update-ref", self._ref(checkpoint.number), checkpoint.tree)
         checkpoint.size = await self._new_bytes(previous, checkpoint.tree)
         await self._cap()
 
@@ -232,7 +234,11 @@ class CheckpointStore:
 
     def forget_after(self, checkpoint: Checkpoint) -> None:
         """Drop the checkpoints after ``checkpoint`` (the conversation went back to it)."""
-        for later in [c for c in self.checkpoints if c.number > checkpoint.number]:
+        self.forget_from(checkpoint.number + 1)
+
+    def forget_from(self, number: int) -> None:
+        """Drop the checkpoints of prompt ``number`` and later (their prompts are gone)."""
+        for later in [c for c in self.checkpoints if c.number >= number]:
             self._drop(later)
 
     async def remove_all(self) -> None:
@@ -338,10 +344,39 @@ class CheckpointStore:
         (folder / "index.json").write_text(json.dumps(record), encoding="utf-8")
 
 
+async def prune_checkpoints(cwd: Path, home: Path, alive: Callable[[str], bool]) -> list[str]:
+    """Remove the checkpoints of every session ``alive`` says is gone (its session file was
+    deleted): their refs in the repository of ``cwd``, private indexes and saved copies.
+    Returns the sessions removed; outside git only the copies under ``home`` go."""
+    folder = home / "checkpoints"
+    gone = {e.name for e in folder.iterdir() if not alive(e.name)} if folder.is_dir() else set()
+    try:
+        top = await run_git(cwd, "rev-parse", "--show-toplevel", "--absolute-git-dir")
+        root, git_dir = (Path(line) for line in top.text.splitlines()[:2])
+        listed = await run_git(root, "for-each-ref", "--format=%(refname)", f"{REF_ROOT}/")
+    except (GitError, ValueError):
+        listed = None
+    stale = []
+    for ref in listed.text.split() if listed is not None else []:
+        session = ref.removeprefix(f"{REF_ROOT}/").split("/")[0]
+        if not alive(session):
+            stale.append(ref)
+            gone.add(session)
+    if stale:
+        commands = "".join(f"delete {ref}\n" for ref in stale)
+        await run_git(root, "update-ref", "--stdin", stdin=commands.encode())
+    for session in gone:
+        if listed is not None:
+            (git_dir / f"cat-code-index-{session}").unlink(missing_ok=True)
+        shutil.rmtree(folder / session, ignore_errors=True)
+    return sorted(gone)
+
+
 __all__ = [
     "MAX_TOTAL_BYTES",
     "Checkpoint",
     "CheckpointKind",
     "CheckpointStore",
     "Restored",
+    "prune_checkpoints",
 ]

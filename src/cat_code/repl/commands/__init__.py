@@ -17,6 +17,7 @@ from cat_code.repl.commands import (
     mcp_servers,
     permissions,
     prompts_resources,
+    rewind,
     session,
     tasks,
 )
@@ -57,6 +58,7 @@ REGISTRY = CommandRegistry(
         *mcp_servers.COMMANDS,
         *permissions.COMMANDS,
         *hooks.COMMANDS,
+        *rewind.COMMANDS,
         *session.COMMANDS,
         *jobs.COMMANDS,
         *tasks.COMMANDS,

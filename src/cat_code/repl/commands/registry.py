@@ -46,8 +46,8 @@ _T = TypeVar("_T")
 
 KEYS_HELP = """\
 keys: Enter sends · Esc Enter (or a trailing \\) starts a new line · Ctrl-C cancels the \
-running turn · Ctrl-D on an empty line quits · Ctrl-T hides or shows the tasks · ↑/↓ \
-history · Tab completes"""
+running turn · Ctrl-D on an empty line quits · Ctrl-T hides or shows the tasks · Shift+Tab \
+cycles the permission mode (default → acceptEdits → plan) · ↑/↓ history · Tab completes"""
 
 
 # -- outcomes --------------------------------------------------------------------------------
