@@ -60,6 +60,17 @@ def _exit_now(code: int) -> None:
     os._exit(code)
 
 
+def _run_session(args: argparse.Namespace) -> int:
+    if args.prompt is not None:
+        # Its stdio servers boot while the agent is imported (`cat_code.cli.early`).
+        from cat_code.cli.early import run_oneshot_early
+
+        return run_oneshot_early(args)
+    from cat_code.repl.app import run_repl
+
+    return run_repl(args)
+
+
 def _dispatch(parser: argparse.ArgumentParser, args: argparse.Namespace) -> int:
     merge_levels(args)
     configure_logging(args.verbose)
@@ -78,14 +89,15 @@ def _dispatch(parser: argparse.ArgumentParser, args: argparse.Namespace) -> int:
             from cat_code.cli.sessions import run_sessions_command
 
             return run_sessions_command(args)
-        if args.prompt is not None:
-            # Its stdio servers boot while the agent is imported (`cat_code.cli.early`).
-            from cat_code.cli.early import run_oneshot_early
+        if args.command == "worktree":
+            if args.worktree_command is None:
+                parser.parse_args(["worktree", "--help"])
+            from cat_code.cli.worktrees import run_worktree_command
 
-            return run_oneshot_early(args)
-        from cat_code.repl.app import run_repl
+            return run_worktree_command(args)
+        from cat_code.cli.worktree_session import run_session
 
-        return run_repl(args)
+        return run_session(args, lambda: _run_session(args))
     except KeyboardInterrupt:
         # SIGINT outside a command's handlers (`cat_code.host.shutdown`): the same 128 + N.
         return 130

@@ -37,6 +37,7 @@ examples:
   cat-code -p "summarise README.md"       run the agent once (needs a model API key)
   cat-code --continue                     go on with this folder's latest conversation
   cat-code sessions                       list this folder's saved conversations
+  cat-code -w fix-login                   work in a git worktree of its own (docs/worktrees.md)
 
 models: ANTHROPIC_API_KEY (and ANTHROPIC_BASE_URL) for anthropic:<model>;
 OPENAI_API_KEY or OPENAI_BASE_URL (Ollama, llama.cpp, vLLM) for openai:<model>.
@@ -117,6 +118,43 @@ def _add_project(commands: Any) -> None:
         )  # fmt: skip
 
 
+def _add_worktree(parser: argparse.ArgumentParser, commands: Any) -> None:
+    """``-w/--worktree [NAME]`` and ``cat-code worktree list|remove|gc`` (cli/worktrees.py)."""
+    parser.add_argument(
+        "-w", "--worktree", nargs="?", const="", default=None, metavar="NAME",
+        help="run the session in a new git worktree .cat-code/worktrees/NAME on branch "
+        "cat-code/NAME (no NAME: a generated one); removed on exit unless it holds work",
+    )  # fmt: skip
+    worktree = commands.add_parser(
+        "worktree", help="list, remove and clean up cat-code's git worktrees",
+        description="The git worktrees cat-code --worktree made in this repository "
+        "(.cat-code/worktrees/NAME, branch cat-code/NAME). Exit 0 when done, 1 on an "
+        "error or a refused remove, 2 for an invalid NAME.",
+    )  # fmt: skip
+    verbs = worktree.add_subparsers(dest="worktree_command", metavar="SUBCOMMAND")
+    list_cmd = verbs.add_parser("list", help="each worktree: branch, state, session, path")
+    list_cmd.add_argument(
+        "--json", action="store_true",
+        help="print a JSON array of {name, path, branch, base, state, changes, commits, "
+        "session, pid, created}",
+    )  # fmt: skip
+    remove_cmd = verbs.add_parser(
+        "remove", help="remove a worktree and its branch",
+        description="Remove worktree NAME and its branch cat-code/NAME. Refused while it "
+        "holds uncommitted changes or new commits, or while a running cat-code works in it, "
+        "unless --force.",
+    )  # fmt: skip
+    remove_cmd.add_argument("name", metavar="NAME", help="the worktree's name")
+    remove_cmd.add_argument(
+        "-f", "--force", action="store_true", help="remove it even with work in it, or in use"
+    )
+    verbs.add_parser(
+        "gc", help="remove the clean worktrees of ended sessions; report the dirty ones",
+        description="Remove every worktree (and its branch) whose session has ended and that "
+        "holds no work; list the ones kept because they hold work, and those in use.",
+    )  # fmt: skip
+
+
 def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(
         prog="cat-code",
@@ -176,6 +214,7 @@ def build_parser() -> argparse.ArgumentParser:
         help="print a JSON array of {id, last_use, turns, first_prompt, path}",
     )  # fmt: skip
     _add_project(commands)
+    _add_worktree(parser, commands)
     mcp = commands.add_parser(
         "mcp", help="inspect and call the configured MCP servers (no model needed)",
         description="Inspect and call the configured MCP servers. No model or API key needed.",

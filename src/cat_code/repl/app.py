@@ -342,6 +342,15 @@ class Repl:
                 f"{__version__} · {model} · /help for commands · Ctrl-D quits",
             )
         )
+        if (worktree := self._worktree_line()) is not None:
+            self.console.print(Text(worktree, style="cyan"))
+
+    def _worktree_line(self) -> str | None:
+        """Which worktree the session runs in (``cat-code -w``), if any."""
+        wt = getattr(self.args, "active_worktree", None)
+        if wt is None:
+            return None
+        return safe_line(f"worktree {wt.name} · branch {wt.branch} · {wt.path}")
 
     async def _connect_mcp(self, pool: McpPool) -> None:
         try:
@@ -418,6 +427,7 @@ class Repl:
             f"session: {log.id}",
             f"  saved in: {saved}",
             f"  folder: {session.cwd}",
+            *([f"  {worktree}"] if (worktree := self._worktree_line()) else []),
             f"  model: {self.provider.name if self.provider else 'none'}",
         ]
         agent = self.agent

@@ -200,7 +200,12 @@ async def remove_worktree(entry: WorktreeEntry, *, force: bool = False) -> None:
         if not await remove_if_clean(worktree):
             raise WorktreeHasWork(worktree.name, (await work_in(worktree)).summary())
         return
-    # Twice: also a worktree someone locked.
+    await discard(worktree)
+
+
+async def discard(worktree: Worktree) -> None:
+    """Remove the worktree and its branch, work and all (the user said so)."""
+    # --force twice: also a worktree someone locked.
     await run_git(
         worktree.root, "worktree", "remove", "--force", "--force", str(worktree.path),
         timeout_s=TREE_TIMEOUT_S,
