@@ -38,6 +38,7 @@ import context_workloads
 import impls
 import lifecycle_workloads
 import workloads
+import worktree_workloads
 from peer_workloads import PeerBench
 from process_workloads import ProcessBench
 from report import IMPLS, LABELS, PEER, Metric, Result, entry, markdown
@@ -147,6 +148,24 @@ METRICS = [
         "s",
         "from a crashed (SIGKILLed) stdio server to a successful call on it",
         floor_is="by hand: wait for the exit, spawn, initialize, list, call",
+        sdk_is="",
+    ),
+    Metric(
+        "worktree.create",
+        "s",
+        "`create_worktree` on a 5,000-file repository (rev-parse, exclude, `git worktree add`, "
+        "owner record)",
+        target_vs_floor=1.2,
+        floor_is="`git worktree add -b BRANCH PATH HEAD` alone",
+        sdk_is="",
+    ),
+    Metric(
+        "worktree.remove",
+        "s",
+        "`remove_if_clean` of that worktree (new-commit check, `git worktree remove`, branch "
+        "deleted)",
+        target_vs_floor=1.2,
+        floor_is="`git worktree remove PATH` + `git branch -D BRANCH`",
         sdk_is="",
     ),
     Metric(
@@ -365,6 +384,11 @@ async def run_in_process(bench: Bench) -> None:
     await bench.run_async(["stdio.parallel_connect_slow"], w.stdio_parallel_connect_slow)
     await bench.run_async(
         ["stdio.restart"], lifecycle_workloads.stdio_restart, ("cat_code", "floor")
+    )
+    await bench.run_async(
+        ["worktree.create", "worktree.remove"],
+        worktree_workloads.worktree_cycle,
+        ("cat_code", "floor"),
     )
     http_names = [m.name for m in METRICS if m.name.startswith("http.")]
     if not bench.wanted(*http_names):
