@@ -14,10 +14,13 @@ import pytest
 
 from cat_code.mcp.files import (
     FileLockTimeout,
+    FileProblem,
     JsonTooDeep,
+    UnreadableFile,
     atomic_write,
     file_lock,
     parse_json,
+    read_bounded,
     same_file,
 )
 
@@ -150,3 +153,44 @@ def test_json_nested_too_deep_is_refused_not_a_recursion_error() -> None:
     assert parse_json('{"a":' * 100 + "1" + "}" * 100) is not None
     with pytest.raises(json.JSONDecodeError):
         parse_json("{")
+
+
+def test_read_bounded_refuses_a_fifo_without_waiting_for_a_writer(tmp_path: Path) -> None:
+    fifo = tmp_path / "settings.json"
+    os.mkfifo(fifo)
+    with pytest.raises(UnreadableFile) as caught:
+        read_bounded(fifo)  # a blocking open would wait here for good
+    assert caught.value.problem is FileProblem.NOT_REGULAR
+    assert caught.value.path == fifo and "named pipe" in str(caught.value)
+
+
+def test_read_bounded_refuses_a_link_to_a_device(tmp_path: Path) -> None:
+    link = tmp_path / ".mcp.json"
+    link.symlink_to("/dev/zero")
+    with pytest.raises(UnreadableFile) as caught:
+        read_bounded(link)
+    assert caught.value.problem is FileProblem.NOT_REGULAR and "device" in str(caught.value)
+
+
+def test_read_bounded_refuses_a_file_over_the_cap_or_gives_its_head_when_asked(
+    tmp_path: Path,
+) -> None:
+    path = tmp_path / "big.json"
+    path.write_bytes(b"x" * 100)
+    with pytest.raises(UnreadableFile) as caught:
+        read_bounded(path, 99)
+    assert caught.value.problem is FileProblem.TOO_LARGE
+    assert read_bounded(path, 10, cut=True) == b"x" * 10
+    assert read_bounded(path, 100) == b"x" * 100
+
+
+def test_read_bounded_stops_at_the_cap_on_a_file_whose_size_says_zero() -> None:
+    assert os.stat("/proc/self/maps").st_size == 0
+    with pytest.raises(UnreadableFile) as caught:
+        read_bounded(Path("/proc/self/maps"), 16)
+    assert caught.value.problem is FileProblem.TOO_LARGE
+
+
+def test_read_bounded_lets_a_missing_file_raise_as_usual(tmp_path: Path) -> None:
+    with pytest.raises(FileNotFoundError):
+        read_bounded(tmp_path / "absent.json")

@@ -1,6 +1,6 @@
-"""``cat_code.mcp`` on its own: the public names, a cheap import, and the README example.
+"""``cat_code.mcp`` on its own: the public names, a cheap import, and the documented example.
 
-The README's "Using cat-code's MCP client in your own code" block is taken from README.md
+The Python block of docs/library.md ("Using cat-code's MCP client in your own code") is taken
 as it stands and run in a fresh interpreter against the bundled example server, so the
 documented example cannot drift from the library.
 """
@@ -18,13 +18,13 @@ import pytest
 import cat_code.mcp
 
 REPO = Path(__file__).resolve().parents[2]
-README = REPO / "README.md"
-SECTION = "## Using cat-code's MCP client in your own code"
+LIBRARY_DOC = REPO / "docs" / "library.md"
+SECTION = "# Using cat-code's MCP client in your own code"
 
 
 def _readme_example() -> str:
-    text = README.read_text(encoding="utf-8")
-    assert SECTION in text, "the README lost its MCP library section"
+    text = LIBRARY_DOC.read_text(encoding="utf-8")
+    assert SECTION in text, "docs/library.md lost its MCP library section"
     section = text.split(SECTION, 1)[1].split("\n## ", 1)[0]
     blocks = re.findall(r"```python\n(.*?)```", section, flags=re.S)
     assert len(blocks) == 1, "the section should hold exactly one Python example"

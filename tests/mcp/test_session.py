@@ -21,7 +21,7 @@ from cat_code.mcp.client import McpClient
 from cat_code.mcp.errors import HttpStatusError, McpError, ProtocolError
 from cat_code.mcp.session import detect
 from cat_code.mcp.session.detect import EraMemory
-from cat_code.mcp.session.modern import header_value, param_headers
+from cat_code.mcp.session.stateless import header_value, param_headers
 from cat_code.mcp.transports.stdio import StdioTransport
 
 MODERN = "2026-07-28"
@@ -358,9 +358,9 @@ async def test_subscriptions_listen_delivers_tool_list_changes() -> None:
 async def test_a_dropped_subscriptions_listen_is_opened_again(
     monkeypatch: pytest.MonkeyPatch,
 ) -> None:
-    from cat_code.mcp.session import modern
+    from cat_code.mcp.session import stateless
 
-    monkeypatch.setattr(modern, "LISTEN_BACKOFF_S", (0.01, 0.05))
+    monkeypatch.setattr(stateless, "LISTEN_BACKOFF_S", (0.01, 0.05))
     attempts: list[int] = []
     second = asyncio.Event()
 

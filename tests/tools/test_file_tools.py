@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+import logging
 import os
 import shutil
 import stat
@@ -446,3 +447,32 @@ asyncio.run(main())
         [sys.executable, "-c", script], capture_output=True, text=True, timeout=30
     )
     assert child.returncode == 0 and child.stdout == "gave up\n", child.stderr
+
+
+@pytest.mark.parametrize("backend", BACKENDS)
+async def test_finding_3_a_gitignore_linked_to_dev_zero_is_skipped_with_one_warning(
+    tmp_path: Path, backend: str, caplog: pytest.LogCaptureFixture
+) -> None:
+    (tmp_path / ".gitignore").write_text("*.log\n")
+    (tmp_path / "top.py").write_text("needle\n")
+    (tmp_path / "top.log").write_text("needle\n")
+    sub = tmp_path / "sub"
+    sub.mkdir()
+    (sub / ".gitignore").symlink_to("/dev/zero")  # read whole, this filled memory
+    (sub / "a.py").write_text("needle\n")
+    os.mkfifo(sub / "pipe")
+    other = tmp_path / "other"
+    other.mkdir()
+    os.mkfifo(other / ".gitignore")  # a blocking open would wait here for a writer
+    (other / "b.py").write_text("needle\n")
+    found = tools(tmp_path, ripgrep=RG if backend == "ripgrep" else None)
+    with caplog.at_level(logging.WARNING):
+        grep = await call(found["grep"], pattern="needle")
+        glob = await call(found["glob"], pattern="**/*.py")
+        again = await call(found["grep"], pattern="needle")
+    assert grep.is_error is False and again.content == grep.content
+    assert grep.content.splitlines() == ["other/b.py", "sub/a.py", "top.py"]
+    assert sorted(glob.content.splitlines()) == ["other/b.py", "sub/a.py", "top.py"]
+    warned = [r.getMessage() for r in caplog.records if ".gitignore" in r.getMessage()]
+    assert len([w for w in warned if str(sub / ".gitignore") in w]) == 1
+    assert len([w for w in warned if str(other / ".gitignore") in w]) == 1

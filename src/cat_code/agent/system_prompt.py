@@ -56,7 +56,7 @@ def build_system_prompt(
     what it is for), then ``append`` (``--append-system-prompt``)."""
     text = BASE_PROMPT.format(cwd=cwd, platform=f"{platform.system()} {platform.release()}")
     for memory_file in memory:
-        if memory_file.text.strip():
+        if memory_file.refused is None and memory_file.text.strip():
             cut = " (cut)" if memory_file.cut else ""
             whose = "the user's" if memory_file.scope is MemoryScope.USER else "the project's"
             text += (

@@ -115,7 +115,7 @@ def deferrable(tool: Tool) -> bool:
 
 
 @dataclass(frozen=True, slots=True)
-class Decision:
+class SearchDecision:
     """Whether search is on for the current tools, and why."""
 
     mode: Mode
@@ -356,7 +356,7 @@ class ToolSearch:
         # Per tool object: id → (tool, estimated tokens, search entry). The tool is kept so
         # its id cannot be reused by another object while the entry is alive.
         self._cache: dict[int, tuple[Tool, int, _Entry]] = {}
-        self._last: Decision | None = None
+        self._last: SearchDecision | None = None
         #: Tools found in the part of the conversation a compaction summarized.
         self.kept: set[str] = set()
 
@@ -374,7 +374,7 @@ class ToolSearch:
             self._cache = {k: v for k, v in self._cache.items() if k in alive}
         return tools
 
-    def decide(self) -> Decision:
+    def decide(self) -> SearchDecision:
         """Whether search is on for the tools registered now."""
         tools = self._deferrable()
         tokens = sum(self._cached(t)[1] for t in tools)
@@ -382,7 +382,7 @@ class ToolSearch:
             on = tokens > self.budget
         else:
             on = self.mode is Mode.ON
-        decision = Decision(self.mode, on, tokens, len(tools), self.window, self.budget)
+        decision = SearchDecision(self.mode, on, tokens, len(tools), self.window, self.budget)
         if self._last is None or (self._last.on, self._last.count) != (on, len(tools)):
             logger.info("%s; %d deferrable tool(s)", decision, len(tools))
         self._last = decision

@@ -18,6 +18,7 @@ import logging
 from collections.abc import Sequence
 
 from cat_code.host.home import cat_code_home, edit_lock, write_private
+from cat_code.mcp.files import read_bounded
 
 logger = logging.getLogger(__name__)
 
@@ -38,7 +39,7 @@ class FileEofMemory:
     def _read(self) -> set[str]:
         path = cat_code_home() / EOF_FILE
         try:
-            data = json.loads(path.read_text(encoding="utf-8"))
+            data = json.loads(read_bounded(path).decode("utf-8"))
         except FileNotFoundError:
             return set()
         except (OSError, UnicodeDecodeError, ValueError) as exc:

@@ -38,7 +38,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from cat_code.mcp.files import PRIVATE_FILE_MODE, atomic_write
+from cat_code.mcp.files import PRIVATE_FILE_MODE, atomic_write, read_bounded
 from cat_code.mcp.transports.process_group import (
     GroupPresence,
     group_presence,
@@ -348,7 +348,7 @@ def reap(directory: Path | None = None) -> ReapReport:
 def _judge(path: Path, host: _Host) -> tuple[str, dict[str, Any]]:
     """``keep``, ``stale``, ``end`` (or ``gone``: deleted meanwhile), and the record read."""
     try:
-        record = json.loads(path.read_text(encoding="utf-8"))
+        record = json.loads(read_bounded(path).decode("utf-8"))
         if not isinstance(record, dict):
             raise ValueError("not a JSON object")
         if record.get("version") != RECORD_VERSION and isinstance(record.get("version"), int):

@@ -25,7 +25,13 @@ from pathlib import Path
 from typing import Any
 
 from cat_code.host.home import cat_code_home, edit_lock, home_file_mode
-from cat_code.mcp.files import FileLockTimeout, JsonTooDeep, atomic_write, parse_json
+from cat_code.mcp.files import (
+    FileLockTimeout,
+    JsonTooDeep,
+    atomic_write,
+    parse_json,
+    read_bounded,
+)
 
 logger = logging.getLogger(__name__)
 
@@ -92,11 +98,12 @@ def _home() -> Path | None:
 def read_settings(path: Path) -> Settings:
     """The settings in ``path`` (``{}`` when there is no such file)."""
     try:
-        text = path.read_text(encoding="utf-8")
+        text = read_bounded(path).decode("utf-8")
     except FileNotFoundError:
         return {}
     except (OSError, UnicodeDecodeError) as exc:
-        raise SettingsError(path, f"cannot be read ({exc})") from None
+        reason = exc.strerror if isinstance(exc, OSError) and exc.strerror else exc
+        raise SettingsError(path, f"cannot be read ({reason})") from None
     if not text.strip():
         return {}
     try:

@@ -34,9 +34,9 @@ from cat_code.mcp.prompts import valid_completion, valid_prompt_result
 from cat_code.mcp.requests import ProgressHandler, Requests
 from cat_code.mcp.resources import valid_read_result
 from cat_code.mcp.roots import Roots
-from cat_code.mcp.session import HandshakeSession, Session
+from cat_code.mcp.session import HandshakeSession, ProtocolSession
 from cat_code.mcp.session.detect import EraMemory, open_session
-from cat_code.mcp.session.modern import StatelessSession
+from cat_code.mcp.session.stateless import StatelessSession
 from cat_code.mcp.skills import (
     SKILLS_EXTENSION,
     LoadedSkill,
@@ -97,7 +97,7 @@ class McpClient:
         self.elicitation_handler = elicitation_handler
         self.on_tools_changed = on_tools_changed
         self.on_lost = on_lost
-        self.session: Session = HandshakeSession(fallback=fallback)
+        self.session: ProtocolSession = HandshakeSession(fallback=fallback)
         #: The session, when it is a stateless (2026-07-28) one: requests are decorated.
         self.modern: StatelessSession | None = None
         self._fallback = fallback
@@ -183,7 +183,7 @@ class McpClient:
                 raise
             raise RequestTimeout(f"no answer to initialize within {timeout:g} s") from None
 
-    def _adopt(self, session: Session) -> None:
+    def _adopt(self, session: ProtocolSession) -> None:
         self.session = session
         self.modern = session if isinstance(session, StatelessSession) else None
 

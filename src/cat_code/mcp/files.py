@@ -12,11 +12,17 @@ raises `FileLockTimeout` instead of waiting forever. `same_file` says whether tw
 name one file (links and ``..`` resolved), for files that may not exist yet. `parse_json`
 reads one of these files' JSON, refusing nesting deeper than `MAX_JSON_DEPTH` with
 `JsonTooDeep` (never a `RecursionError` out of the parser or the code walking the data).
+`read_bounded` is the one way cat-code reads a file of its own (configs, settings,
+approvals, memory, sessions, home state, tokens): a regular file once links are resolved,
+opened non-blocking (a FIFO never hangs it), at most a cap of bytes (``/dev/zero`` or a
+runaway file never fills memory); anything else raises `UnreadableFile`, an `OSError`
+with the path and a `FileProblem`, so a caller's existing "cannot read" warning names it.
 """
 
 from __future__ import annotations
 
 import contextlib
+import enum
 import json
 import os
 import stat
@@ -32,6 +38,9 @@ LOCK_WAIT_S = 10.0
 #: The deepest nesting `parse_json` accepts: a config or credentials file needs five or
 #: six levels; far below the interpreter's recursion limit, so walking the data is safe.
 MAX_JSON_DEPTH = 100
+#: The most `read_bounded` reads by default: a config, settings or approvals file is a few
+#: kilobytes; 8 MiB leaves room for a long session file's line and stops a runaway file.
+MAX_OWN_FILE_BYTES = 8 * 1024 * 1024
 
 
 class FileLockTimeout(OSError):
@@ -49,6 +58,71 @@ class JsonTooDeep(ValueError):
     def __init__(self, limit: int) -> None:
         super().__init__(f"nested more than {limit} levels deep")
         self.limit = limit
+
+
+class FileProblem(enum.Enum):
+    """Why `read_bounded` refused a file (the value is how messages say it)."""
+
+    NOT_REGULAR = "not a regular file"
+    TOO_LARGE = "too large"
+
+
+class UnreadableFile(OSError):
+    """``path`` is not a file cat-code reads: ``problem`` says why, ``detail`` says more
+    (what it is instead, or the cap it passed)."""
+
+    def __init__(self, path: Path, problem: FileProblem, detail: str) -> None:
+        super().__init__(f"{path} is {problem.value} ({detail})")
+        #: Without the path, for messages that already name it (as an `OSError`'s).
+        self.strerror = f"{problem.value} ({detail})"
+        self.path = path
+        self.problem = problem
+        self.detail = detail
+
+
+def _kind(mode: int) -> str:
+    if stat.S_ISDIR(mode):
+        return "a folder"
+    if stat.S_ISFIFO(mode):
+        return "a named pipe"
+    if stat.S_ISCHR(mode) or stat.S_ISBLK(mode):
+        return "a device"
+    if stat.S_ISSOCK(mode):
+        return "a socket"
+    return "not a regular file"
+
+
+def read_bounded(path: Path, limit: int = MAX_OWN_FILE_BYTES, *, cut: bool = False) -> bytes:
+    """The bytes of the regular file ``path`` (links followed), at most ``limit``.
+
+    `UnreadableFile` when it is anything but a regular file, or (unless ``cut``: then its
+    first ``limit`` bytes come back) holds more than ``limit`` bytes; `OSError` as usual
+    when it is missing or not readable. Never blocks on a FIFO, never reads past the cap.
+    """
+    flags = os.O_RDONLY | os.O_CLOEXEC | getattr(os, "O_NONBLOCK", 0) | getattr(os, "O_NOCTTY", 0)
+    fd = os.open(path, flags)  # non-blocking: opening a FIFO with no writer returns at once
+    try:
+        info = os.fstat(fd)
+        if not stat.S_ISREG(info.st_mode):
+            raise UnreadableFile(path, FileProblem.NOT_REGULAR, _kind(info.st_mode))
+        if info.st_size > limit and not cut:
+            raise UnreadableFile(path, FileProblem.TOO_LARGE, f"{info.st_size:,} bytes")
+        chunks: list[bytes] = []
+        left = limit + 1  # one byte more: a file whose size lies (/proc) still shows it is over
+        while left > 0:
+            chunk = os.read(fd, min(left, 1024 * 1024))
+            if not chunk:
+                break
+            chunks.append(chunk)
+            left -= len(chunk)
+    finally:
+        os.close(fd)
+    data = b"".join(chunks)
+    if len(data) > limit:
+        if not cut:
+            raise UnreadableFile(path, FileProblem.TOO_LARGE, f"over {limit:,} bytes")
+        data = data[:limit]
+    return data
 
 
 def parse_json(text: str, *, max_depth: int = MAX_JSON_DEPTH) -> Any:
@@ -154,11 +228,15 @@ def same_file(a: Path, b: Path) -> bool:
 __all__ = [
     "LOCK_WAIT_S",
     "MAX_JSON_DEPTH",
+    "MAX_OWN_FILE_BYTES",
     "PRIVATE_FILE_MODE",
     "FileLockTimeout",
+    "FileProblem",
     "JsonTooDeep",
+    "UnreadableFile",
     "atomic_write",
     "file_lock",
     "parse_json",
+    "read_bounded",
     "same_file",
 ]

@@ -19,7 +19,7 @@ from cat_code.mcp.elicitation import url_elicitations
 from cat_code.mcp.errors import McpError, ProtocolError
 from cat_code.mcp.requests import ProgressHandler
 from cat_code.mcp.roots import Roots
-from cat_code.mcp.session.modern import (
+from cat_code.mcp.session.stateless import (
     HEADER_MISMATCH,
     MISSING_CAPABILITY,
     UNSUPPORTED_VERSION,

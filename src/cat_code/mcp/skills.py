@@ -23,7 +23,6 @@ from __future__ import annotations
 import base64
 import binascii
 import enum
-import functools
 import hashlib
 import logging
 import math
@@ -33,6 +32,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from cat_code.mcp.errors import ProtocolError
+from cat_code.mcp.frontmatter import parse_frontmatter
 from cat_code.mcp.wire import ReadResourceResult
 
 logger = logging.getLogger(__name__)
@@ -43,8 +43,6 @@ SKILL_FILE = "SKILL.md"
 #: ``resources`` of an entry whose server publishes no manifest of the skill's files.
 DYNAMIC = "dynamic"
 _DIGEST = re.compile(r"sha256:[0-9a-f]{64}")
-#: The extension's frontmatter block: ``---``, the YAML, ``---`` (a BOM before it is allowed).
-_FRONTMATTER = re.compile(r"---\r?\n(.*?)\r?\n---[ \t]*(?:\r?\n|$)", re.DOTALL)
 
 
 class SkillCheck(enum.Enum):
@@ -319,27 +317,6 @@ def _short(value: Any) -> str:
     return text if len(text) <= 80 else text[:79] + "…"
 
 
-def parse_frontmatter(text: str) -> dict[str, Any]:
-    """The YAML frontmatter at the start of ``text`` as a mapping; `ValueError` when there
-    is none, it is not YAML, or not a mapping. Read as YAML 1.2's core schema, as the
-    extension's JSON rendering has it: ``yes``/``no``/``on``/``off`` and dates stay
-    strings, ``010`` is ten; a key given twice is an error, not the last one winning."""
-    match = _FRONTMATTER.match(text.removeprefix("\ufeff"))
-    if match is None:
-        raise ValueError(f"{SKILL_FILE} does not begin with a --- delimited YAML frontmatter")
-    import yaml  # a skill being loaded is the only reader of YAML
-
-    try:
-        value = yaml.load(match.group(1), Loader=_core_schema_loader())
-    except yaml.YAMLError as exc:
-        raise ValueError(
-            f"its frontmatter is not valid YAML: {' '.join(str(exc).split())}"
-        ) from None
-    if not isinstance(value, dict):
-        raise ValueError("its frontmatter is not a mapping")
-    return value
-
-
 def same_json(a: Any, b: Any) -> bool:
     """JSON equality: a missing value is null, ``true`` is not ``1``, ``1`` is ``1.0``."""
     if isinstance(a, bool) or isinstance(b, bool):
@@ -353,74 +330,6 @@ def same_json(a: Any, b: Any) -> bool:
     if isinstance(a, str | None) and isinstance(b, str | None):
         return a == b
     return False
-
-
-@functools.cache
-def _core_schema_loader() -> type:
-    """A `yaml.SafeLoader` that resolves plain scalars as YAML 1.2's core schema does."""
-    import yaml
-
-    class CoreLoader(yaml.SafeLoader):
-        pass
-
-    resolvers: dict[Any, list[tuple[str, re.Pattern[str]]]] = {}
-    for first, entries in yaml.SafeLoader.yaml_implicit_resolvers.items():
-        kept = [
-            (tag, pattern)
-            for tag, pattern in entries
-            if tag.rsplit(":", 1)[-1] not in ("bool", "int", "float", "null", "timestamp")
-        ]
-        if kept:
-            resolvers[first] = kept
-    CoreLoader.yaml_implicit_resolvers = resolvers
-    core = {
-        "tag:yaml.org,2002:null": r"~|null|Null|NULL|",
-        "tag:yaml.org,2002:bool": r"true|True|TRUE|false|False|FALSE",
-        "tag:yaml.org,2002:int": r"[-+]?[0-9]+|0o[0-7]+|0x[0-9a-fA-F]+",
-        "tag:yaml.org,2002:float": (
-            r"[-+]?(?:\.[0-9]+|[0-9]+(?:\.[0-9]*)?)(?:[eE][-+]?[0-9]+)?"
-            r"|[-+]?\.(?:inf|Inf|INF)|\.(?:nan|NaN|NAN)"
-        ),
-    }
-    for tag, pattern in core.items():
-        CoreLoader.add_implicit_resolver(tag, re.compile(f"^(?:{pattern})$"), None)
-
-    def construct_int(loader: yaml.SafeLoader, node: yaml.ScalarNode) -> int:
-        value = str(loader.construct_scalar(node))
-        if value.startswith("0o"):
-            return int(value[2:], 8)
-        if value.startswith("0x"):
-            return int(value[2:], 16)
-        return int(value, 10)
-
-    def construct_float(loader: yaml.SafeLoader, node: yaml.ScalarNode) -> float:
-        value = str(loader.construct_scalar(node)).lower()
-        if value.endswith(".nan"):
-            return math.nan
-        if value.endswith(".inf"):
-            return -math.inf if value.startswith("-") else math.inf
-        return float(value)
-
-    def construct_bool(loader: yaml.SafeLoader, node: yaml.ScalarNode) -> bool:
-        return str(loader.construct_scalar(node)).lower() == "true"
-
-    def construct_mapping(loader: yaml.SafeLoader, node: yaml.MappingNode) -> dict[Any, Any]:
-        keys = [loader.construct_object(key, deep=True) for key, _ in node.value]
-        repeated = {repr(k) for k in keys if keys.count(k) > 1}
-        if repeated:
-            raise yaml.constructor.ConstructorError(
-                None,
-                None,
-                f"key {', '.join(sorted(repeated))} given more than once",
-                node.start_mark,
-            )
-        return loader.construct_mapping(node, deep=True)
-
-    CoreLoader.add_constructor("tag:yaml.org,2002:int", construct_int)
-    CoreLoader.add_constructor("tag:yaml.org,2002:float", construct_float)
-    CoreLoader.add_constructor("tag:yaml.org,2002:bool", construct_bool)
-    CoreLoader.add_constructor("tag:yaml.org,2002:map", construct_mapping)
-    return CoreLoader
 
 
 __all__ = [

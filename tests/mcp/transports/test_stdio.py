@@ -795,7 +795,13 @@ async def test_a_server_seen_ignoring_eof_is_remembered_and_the_next_close_waits
     assert transport.returncode == -signal.SIGTERM  # EOF first, then SIGTERM as before
 
 
-async def test_a_server_that_now_exits_on_eof_is_remembered_so_too() -> None:
+async def test_a_server_that_now_exits_on_eof_is_remembered_so_too(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    # The shortened grace is 10 ms: on a loaded machine a Python child may need longer to
+    # be scheduled at all. What is tested is the verdict, not the 10 ms, so the grace is
+    # widened (the close still returns the moment the child exits).
+    monkeypatch.setattr(stdio, "REMEMBERED_EOF_GRACE_S", 5.0)
     memory = _Remembered(ignores=True)
     transport = await _closed_with(memory)
     assert transport.returncode == 0  # it still had its chance to leave by itself

@@ -36,7 +36,7 @@ from cat_code.agent.history.codec import BadRecord, decode, encode
 from cat_code.agent.providers.base import AssistantMessage, Message, UserMessage
 from cat_code.host.home import cat_code_home, ensure_home, keep_private
 from cat_code.host.safe_text import safe_line
-from cat_code.mcp.files import PRIVATE_FILE_MODE
+from cat_code.mcp.files import PRIVATE_FILE_MODE, read_bounded
 from cat_code.tools.base import ToolResult
 
 logger = logging.getLogger(__name__)
@@ -44,6 +44,9 @@ logger = logging.getLogger(__name__)
 SESSIONS_DIR = "sessions"
 SUFFIX = ".jsonl"
 FORMAT_VERSION = 1
+#: The largest session file replayed: weeks of tool output fit; a runaway or special file
+#: (a link to /dev/zero) is refused, never read into memory.
+MAX_SESSION_BYTES = 256 * 1024 * 1024
 #: The result a tool call gets on loading when the session ended before it finished.
 ENDED_RESULT = "Error: the session ended before this tool call finished."
 #: Longest folder-name part of a folder key (the rest of a long path is in the hash).
@@ -102,7 +105,7 @@ class LoadedSession:
 
 def load(path: Path) -> LoadedSession:
     """Replay a session file (see the module docstring). Raises `OSError` if unreadable."""
-    data = path.read_bytes()
+    data = read_bounded(path, MAX_SESSION_BYTES)
     loaded = LoadedSession(id=path.name.removesuffix(SUFFIX), path=path, messages=[])
     history: list[Message] = []  # every message ever in the conversation, for the counts
     base_at = 0  # where in `history` the messages after the last compaction start
@@ -300,7 +303,7 @@ class SessionLog:
     def _replayed_without_repair(self, path: Path) -> list[dict[str, Any]]:
         """The file's messages as written (no repair), for diffing against the agent's."""
         records: list[dict[str, Any]] = []
-        for raw in path.read_bytes().split(b"\n"):
+        for raw in read_bounded(path, MAX_SESSION_BYTES).split(b"\n"):
             try:
                 record = json.loads(raw)
             except ValueError:

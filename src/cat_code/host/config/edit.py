@@ -28,7 +28,13 @@ from typing import Any
 
 from cat_code.host.home import edit_lock, home_file_mode
 from cat_code.mcp.errors import ConfigError
-from cat_code.mcp.files import FileLockTimeout, JsonTooDeep, atomic_write, parse_json
+from cat_code.mcp.files import (
+    FileLockTimeout,
+    JsonTooDeep,
+    atomic_write,
+    parse_json,
+    read_bounded,
+)
 
 SERVERS_KEY = "mcpServers"
 _BOM = "\ufeff"
@@ -158,7 +164,7 @@ class ConfigFile:
     def read(cls, path: Path) -> ConfigFile:
         """The file at ``path`` (an empty one when missing); `ConfigEditError` if unusable."""
         try:
-            raw = path.read_bytes()
+            raw = read_bounded(path)
         except FileNotFoundError:
             return cls(path, "", exists=False)
         except OSError as exc:
@@ -365,7 +371,7 @@ class ConfigFile:
         if not folder.exists():
             folder.mkdir(parents=True, mode=0o700)
         try:
-            now: bytes | None = self.path.read_bytes()
+            now: bytes | None = read_bounded(self.path)
         except FileNotFoundError:
             now = None
         if now != self._original:

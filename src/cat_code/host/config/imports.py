@@ -37,7 +37,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from cat_code.mcp.files import JsonTooDeep, parse_json, same_file
+from cat_code.mcp.files import JsonTooDeep, parse_json, read_bounded, same_file
 
 SOURCES: tuple[str, ...] = ("claude-desktop", "claude-code", "cursor", "vscode", "gemini")
 #: Why a server of ``./.mcp.json`` is not imported: cat-code reads that file already.
@@ -172,11 +172,12 @@ def scan(sources: tuple[str, ...] = SOURCES, *, home: Path | None = None,
 
 def _read(path: Path, warnings: list[str]) -> dict[str, Any] | None:
     try:
-        text = path.read_text(encoding="utf-8-sig")
+        text = read_bounded(path).decode("utf-8-sig")
     except FileNotFoundError:
         return None
     except (OSError, UnicodeDecodeError) as exc:
-        warnings.append(f"{path}: cannot read it ({exc}); skipped")
+        reason = exc.strerror if isinstance(exc, OSError) and exc.strerror else exc
+        warnings.append(f"{path}: cannot read it ({reason}); skipped")
         return None
     if not text.strip():
         return None

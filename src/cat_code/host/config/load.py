@@ -44,7 +44,7 @@ from cat_code.host.config.reach import entry_reach
 from cat_code.host.config.trust import APPROVALS_FILE, Decision, TrustStore
 from cat_code.host.home import cat_code_home
 from cat_code.mcp.errors import ConfigError
-from cat_code.mcp.files import JsonTooDeep, parse_json
+from cat_code.mcp.files import JsonTooDeep, parse_json, read_bounded
 from cat_code.mcp.versions import PROTOCOL_VERSIONS
 
 if TYPE_CHECKING:  # imported when an entry has an ``oauth`` block: stdio runs never load it
@@ -347,11 +347,12 @@ def _read_file(path: Path, warnings: list[str]) -> dict[str, Any] | None:
     file exists but cannot be used."""
     try:
         # utf-8-sig: JSON parsers may ignore a byte order mark (RFC 8259), editors add one.
-        text = path.read_text(encoding="utf-8-sig")
+        text = read_bounded(path).decode("utf-8-sig")
     except FileNotFoundError:
         return {}
     except (OSError, UnicodeDecodeError) as exc:
-        warnings.append(f"{path}: cannot read MCP config: {exc}; ignoring it")
+        reason = exc.strerror if isinstance(exc, OSError) and exc.strerror else exc
+        warnings.append(f"{path}: cannot read MCP config: {reason}; ignoring it")
         return None
     if not text.strip():
         return {}
@@ -657,7 +658,7 @@ def _parse_oauth(
     if key_file is not None:
         key_path = cwd / Path(key_file).expanduser()
         try:
-            key_pem = key_path.read_text(encoding="utf-8")
+            key_pem = read_bounded(key_path).decode("utf-8")
         except (OSError, UnicodeDecodeError) as exc:
             reason = exc.strerror if isinstance(exc, OSError) and exc.strerror else str(exc)
             raise where.error(

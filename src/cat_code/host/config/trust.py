@@ -33,6 +33,7 @@ from cat_code.host.config.masking import written_target
 from cat_code.host.config.reach import entry_reach
 from cat_code.host.home import cat_code_home, edit_lock, write_private
 from cat_code.mcp.errors import ConfigError
+from cat_code.mcp.files import read_bounded
 
 logger = logging.getLogger(__name__)
 
@@ -237,7 +238,7 @@ class TrustStore:
 
     def _data(self) -> dict[str, Any]:
         try:
-            text = self.path.read_text(encoding="utf-8")
+            text = read_bounded(self.path).decode("utf-8")
         except FileNotFoundError:
             return {}
         except (OSError, UnicodeDecodeError) as exc:

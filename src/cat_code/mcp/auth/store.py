@@ -35,7 +35,7 @@ from pathlib import Path
 from typing import Any, TypeVar
 
 from cat_code.mcp.auth.types import ClientRegistration, Tokens
-from cat_code.mcp.files import JsonTooDeep, atomic_write, parse_json
+from cat_code.mcp.files import JsonTooDeep, atomic_write, parse_json, read_bounded
 
 logger = logging.getLogger(__name__)
 
@@ -179,11 +179,11 @@ class FileTokenStore:
     def _read(self) -> dict[str, dict[str, Any]]:
         """The file's contents, shaped; missing or corrupt is empty (corrupt warns once)."""
         try:
-            text = self.path.read_text(encoding="utf-8")
+            text = read_bounded(self.path).decode("utf-8", "replace")
         except FileNotFoundError:
             return _empty()
         except OSError as exc:
-            self._warn_once(f"{self.path}: cannot read it ({exc.strerror}); ignoring it")
+            self._warn_once(f"{self.path}: cannot read it ({exc.strerror or exc}); ignoring it")
             return _empty()
         if not self.path.is_symlink():  # never chmod what a link points at
             self._fix_mode(self.path, FILE_MODE)
@@ -203,7 +203,7 @@ class FileTokenStore:
 
     def _read_for_update(self) -> dict[str, dict[str, Any]]:
         try:
-            text = self.path.read_text(encoding="utf-8")
+            text = read_bounded(self.path).decode("utf-8", "replace")
         except FileNotFoundError:
             return _empty()
         data = _parse(text)

@@ -13,6 +13,7 @@ from __future__ import annotations
 from pathlib import Path
 
 from cat_code.mcp.auth.types import AuthorizationFailed, OAuthSettings
+from cat_code.mcp.files import read_bounded
 
 #: A workload token is a JWT of a few kilobytes; a larger file is not one.
 MAX_ASSERTION_BYTES = 64_000
@@ -29,8 +30,7 @@ def workload_assertion(settings: OAuthSettings) -> str:
         )
     path = Path(settings.assertion_file)
     try:
-        with path.open("rb") as file:
-            raw = file.read(MAX_ASSERTION_BYTES + 1)
+        raw = read_bounded(path, MAX_ASSERTION_BYTES + 1, cut=True)
     except OSError as exc:
         raise AuthorizationFailed(
             f"cannot read the workload token {path}: {exc.strerror or exc}"

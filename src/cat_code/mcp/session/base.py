@@ -1,6 +1,6 @@
 """What every session and its client agree on: the era names and the two protocols.
 
-`Link` is what a session uses of its client; `Session` is what the client needs from an
+`Link` is what a session uses of its client; `ProtocolSession` is what the client needs from an
 era's session. They live apart from the package's ``__init__`` so the era modules
 (``handshake``, ``modern``, ``detect``) import them without importing the package that
 re-exports those modules: no cycle, also not through a type-checking import.
@@ -37,7 +37,7 @@ class Link(Protocol):
         """Start renewing the session in the background (unless a renewal is under way)."""
 
 
-class Session(Protocol):
+class ProtocolSession(Protocol):
     """What the client needs from an era's session."""
 
     @property

@@ -33,10 +33,10 @@ from cat_code.mcp.errors import (
     ProtocolError,
     TransportError,
 )
-from cat_code.mcp.files import PRIVATE_FILE_MODE, atomic_write
-from cat_code.mcp.session.base import Link, Session
+from cat_code.mcp.files import PRIVATE_FILE_MODE, atomic_write, read_bounded
+from cat_code.mcp.session.base import Link, ProtocolSession
 from cat_code.mcp.session.handshake import HandshakeSession
-from cat_code.mcp.session.modern import (
+from cat_code.mcp.session.stateless import (
     MODERN_ERRORS,
     UNSUPPORTED_VERSION,
     StatelessSession,
@@ -67,7 +67,7 @@ class EraMemory:
                 with contextlib.suppress(OSError, ValueError):
                     if os.lstat(self.path).st_mode & 0o777 & ~PRIVATE_FILE_MODE:
                         os.chmod(self.path, PRIVATE_FILE_MODE)  # a link's 0777 included
-                    data = json.loads(self.path.read_text())
+                    data = json.loads(read_bounded(self.path))
                     if isinstance(data, dict):
                         self._verdicts = {
                             k: v for k, v in data.items() if v in ("handshake", "modern")
@@ -107,8 +107,8 @@ async def open_session(
     pinned: str | None = None,
     memory: EraMemory | None = None,
     fallback: Callable[[], Transport] | None = None,
-    adopt: Callable[[Session], None] = lambda session: None,
-) -> Session:
+    adopt: Callable[[ProtocolSession], None] = lambda session: None,
+) -> ProtocolSession:
     """Pick the era for the server behind ``link`` and open its session; ``adopt`` is
     given each session before it opens, so a failed opening is still closed by its owner."""
     http = link.transport.kind == "http"
@@ -116,7 +116,7 @@ async def open_session(
     if pinned is not None:
         logger.debug("%s: protocol version %s pinned in the config", link.name, pinned)
         if pinned in MODERN_VERSIONS:
-            session: Session = StatelessSession(http=http, version=pinned)
+            session: ProtocolSession = StatelessSession(http=http, version=pinned)
         else:
             session = HandshakeSession(fallback=fallback, offer=pinned)
         adopt(session)

@@ -13,12 +13,15 @@ still hides ``build/x.log``. (ripgrep 13 also skips an anchored pattern of a par
 ``.gitignore``, like ``/build/gen/``, when it walks a subfolder, its issue 1757; the walk
 applies it, as git does.) Hidden files are included, symlinks are not followed, special
 files (FIFOs, devices) and `Protected` paths are never yielded. It stops after
-`MAX_WALK_FILES`.
+`MAX_WALK_FILES`. An ignore file that is not a regular file or is over `MAX_IGNORE_BYTES`
+is skipped with one warning naming it (the walk goes on as if it were absent);
+`ignore_files_usable` says whether a tree has such a file (ripgrep cannot skip one).
 `glob_regex` turns a glob (``**/*.py``, ``src/*.{ts,tsx}``) into a regex over ``/`` paths.
 """
 
 from __future__ import annotations
 
+import logging
 import os
 import re
 import stat
@@ -29,11 +32,29 @@ from pathlib import Path
 
 import pathspec
 
-from cat_code.tools.builtin._fs import ProtectedCheck
+from cat_code.tools.builtin._fs import FileToolError, ProtectedCheck, read_regular
 
 #: Files a walk looks at before it stops (a home folder is not a project).
 MAX_WALK_FILES = 200_000
 IGNORE_FILE = ".gitignore"
+#: The largest ignore file honoured: real ones are a few kilobytes; a link to /dev/zero or
+#: a runaway file is skipped with a warning, never read into memory.
+MAX_IGNORE_BYTES = 1024 * 1024
+
+logger = logging.getLogger(__name__)
+#: Ignore files already warned about: one warning per file, not one per walk.
+_warned: set[Path] = set()
+_warned_lock = threading.Lock()
+
+
+def _refuse(path: Path, why: str, bad: list[Path] | None) -> None:
+    if bad is not None:
+        bad.append(path)
+    with _warned_lock:
+        if path in _warned:
+            return
+        _warned.add(path)
+    logger.warning("ignore file %s not used: %s", path, why)
 
 
 #: The group pathspec's pattern regexes give the ``/`` after a folder the pattern matched:
@@ -58,12 +79,23 @@ def _own_path_regex(regex: re.Pattern[str]) -> re.Pattern[str]:
     return re.compile(regex.pattern.replace(_DIR_MARK, _DIR_MARK + r"\Z"), regex.flags)
 
 
-def _load(folder: Path, name: str = IGNORE_FILE) -> _Rules | None:
+def _load(folder: Path, name: str = IGNORE_FILE, bad: list[Path] | None = None) -> _Rules | None:
+    """``folder``'s ignore file ``name``, or None when it has none, none usable (then it is
+    added to ``bad`` and warned about, once per process)."""
+    path = folder / name
     try:
-        with open(folder / name, encoding="utf-8", errors="replace") as handle:
-            lines = handle.read().splitlines()
+        os.stat(path)
     except OSError:
+        return None  # the usual case: no ignore file here
+    try:
+        data = read_regular(path, str(path), MAX_IGNORE_BYTES).data
+    except FileToolError as exc:
+        _refuse(path, str(exc).removeprefix("Error: "), bad)
         return None
+    if len(data) >= MAX_IGNORE_BYTES:
+        _refuse(path, f"{path} is over {MAX_IGNORE_BYTES:,} bytes", bad)
+        return None
+    lines = data.decode("utf-8", errors="replace").splitlines()
     patterns = []
     for pattern in pathspec.GitIgnoreSpec.from_lines(lines).patterns:
         regex = getattr(pattern, "regex", None)
@@ -80,7 +112,7 @@ def git_root(folder: Path) -> Path | None:
     return None
 
 
-def _inherited(root: Path) -> list[_Rules]:
+def _inherited(root: Path, bad: list[Path] | None = None) -> list[_Rules]:
     """The ignore rules of ``root``'s ancestors (up to the git root), shallowest first."""
     top = git_root(root)
     chain = [root, *root.parents]
@@ -89,11 +121,11 @@ def _inherited(root: Path) -> list[_Rules]:
     rules = []
     if top is not None:
         exclude = top / ".git" / "info"
-        found = _load(exclude, "exclude")
+        found = _load(exclude, "exclude", bad)
         if found is not None:
             rules.append(_Rules(top, found.patterns))
     for folder in reversed(chain[1:]):
-        found = _load(folder)
+        found = _load(folder, bad=bad)
         if found is not None:
             rules.append(found)
     return rules
@@ -161,6 +193,40 @@ def walk(
                 yield path
 
     yield from visit(root, _inherited(root))
+
+
+def ignore_files_usable(root: Path) -> bool:
+    """Whether every ignore file a walk of ``root`` (a folder or a file) honours is usable.
+
+    ripgrep reads ignore files itself, blocking for good on a FIFO and reading a link to
+    ``/dev/zero`` until memory runs out; grep asks this first and searches in Python, which
+    skips such a file with its one warning, when the answer is no. Folders only are listed
+    (no file is stated), pruned by the rules as the walk prunes them.
+    """
+    bad: list[Path] = []
+    pending = [(root, _inherited(root, bad))]
+    if bad or not root.is_dir():
+        return not bad
+    listed = 0
+    while pending and listed < MAX_WALK_FILES:
+        folder, rules = pending.pop()
+        own = _load(folder, bad=bad)
+        if bad:
+            return False
+        if own is not None:
+            rules = [*rules, own]
+        try:
+            with os.scandir(folder) as entries:
+                for entry in entries:
+                    listed += 1
+                    if entry.name == ".git" or not entry.is_dir(follow_symlinks=False):
+                        continue
+                    path = Path(entry.path)
+                    if not _ignored(rules, path, True):
+                        pending.append((path, rules))
+        except OSError:
+            continue
+    return True
 
 
 def glob_regex(pattern: str) -> re.Pattern[str]:

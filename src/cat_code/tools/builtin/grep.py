@@ -14,6 +14,8 @@ matching lines per file, which `_format` turns into the answer:
 Paths are relative to the working directory when inside it. Protected files never show.
 The answer is capped (files, lines, characters) with a note saying what was left out;
 a ripgrep whose output grows past `MAX_RG_OUTPUT_BYTES` is stopped.
+A tree holding an ignore file ripgrep cannot read safely (a FIFO, a link to ``/dev/zero``:
+`_walk.ignore_files_usable`) is searched in Python, which skips that file with a warning.
 """
 
 from __future__ import annotations
@@ -46,7 +48,7 @@ from cat_code.tools.builtin._fs import (
     read_regular,
     shown,
 )
-from cat_code.tools.builtin._walk import WalkStats, walk
+from cat_code.tools.builtin._walk import WalkStats, ignore_files_usable, walk
 
 logger = logging.getLogger(__name__)
 
@@ -177,7 +179,8 @@ class GrepTool(FileTool):
         context = query.context if query.output is Output.CONTENT else 0
         stats = WalkStats()
         hits: list[FileHits] | None = None
-        if self.ripgrep is not None:
+        # ripgrep reads ignore files itself: one that is a FIFO or /dev/zero would hang it.
+        if self.ripgrep is not None and await in_thread(lambda: ignore_files_usable(query.root)):
             hits = await _ripgrep(self.ripgrep, query, context)
             if hits is not None and query.glob:
                 # Filtered here, not by rg --glob: rg lets a glob re-include ignored files.

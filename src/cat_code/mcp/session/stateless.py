@@ -283,7 +283,7 @@ class StatelessSession:
             return None
         return next((v for v in MODERN_VERSIONS if v in supported), None)
 
-    # -- the Session protocol ------------------------------------------------------------
+    # -- the ProtocolSession protocol ----------------------------------------------------
 
     async def open(self, link: Link, capabilities: JsonObject) -> None:
         """Nothing to open; change notifications come on ``subscriptions/listen``. A
