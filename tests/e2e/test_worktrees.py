@@ -178,6 +178,29 @@ def killed_mid_answer(repo: Path, api: ScriptedModelApi, name: str, *, write: bo
             hold.release()
 
 
+def test_a_dash_w_run_ended_by_sigterm_still_removes_its_clean_worktree(
+    repo: Path, api: ScriptedModelApi
+) -> None:
+    hold = Hold()
+    api.add(streamed("thinking ", hold, "done"))
+    with subprocess.Popen(
+        [CAT_CODE, "--mcp-config", "../none.json", "-w", "termed", "-p", "go"],
+        cwd=repo, env=environment(repo, api), stdin=subprocess.DEVNULL,
+        stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+    ) as process:  # fmt: skip
+        try:
+            hold.wait_reached()
+            assert (repo / ".cat-code/worktrees/termed").is_dir()
+            process.send_signal(signal.SIGTERM)
+            _, stderr = process.communicate(timeout=30)
+        finally:
+            process.kill()
+            hold.release()
+    assert process.returncode == 128 + signal.SIGTERM
+    assert "worktree termed had no changes: removed it and its branch" in stderr
+    assert worktree_paths(repo) == [repo] and branches(repo) == ["main"]
+
+
 def test_worktree_gc_after_a_sigkill_removes_the_clean_leftover_and_reports_the_dirty_one(
     repo: Path, api: ScriptedModelApi
 ) -> None:

@@ -52,12 +52,13 @@ def run_session(args: argparse.Namespace, run: Callable[[], int]) -> int:
     if getattr(args, "mcp_config", None):
         args.mcp_config = [os.path.abspath(path) for path in args.mcp_config]
     _say(f"working in worktree {worktree.name} (branch {worktree.branch}) at {worktree.path}")
-    code = 1
+    code: int | None = None  # stays None when the session raised (Ctrl-C outside a turn)
     try:
         with _inside(worktree.path):
             code = run()
     finally:
-        _settle(worktree, asking=args.prompt is None and code < _SIGNALLED)
+        ended_well = code is not None and code < _SIGNALLED
+        _settle(worktree, asking=args.prompt is None and ended_well)
     return code
 
 
