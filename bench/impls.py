@@ -194,7 +194,7 @@ def import_all() -> None:
     import mcp.client.streamable_http  # noqa: F401
     from mcp import Client  # noqa: F401
 
-    import cat_code.host.pool
+    import cat_code.host.servers.pool
     import cat_code.mcp.client
     import cat_code.mcp.transports.http
     import cat_code.mcp.transports.stdio  # noqa: F401

@@ -22,7 +22,7 @@ import floor
 from workloads import SMALL_TEXT, STDIO_SERVER, Sizes, _check, _clock
 
 # The pool warns on every crash and restart; here they are the workload, not news.
-logging.getLogger("cat_code.host.pool").setLevel(logging.ERROR)
+logging.getLogger("cat_code.host.servers.pool").setLevel(logging.ERROR)
 
 #: How often the pool's view of a killed server is looked at (far below a restart's cost).
 _NOTICE_POLL_S = 0.001
@@ -39,8 +39,8 @@ async def stdio_restart(impl: str, sizes: Sizes) -> dict[str, float]:
 
 async def _cat_code_restart() -> dict[str, float]:
     from cat_code.host.config.load import McpConfig, StdioServerConfig
-    from cat_code.host.pool import McpPool
-    from cat_code.host.server import ServerState
+    from cat_code.host.servers.pool import McpPool
+    from cat_code.host.servers.server import ServerState
     from cat_code.mcp.transports.stdio import StdioTransport
 
     command, *args = STDIO_SERVER

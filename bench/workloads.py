@@ -153,7 +153,7 @@ async def hold_stdio_servers(
         args = server_args
     if impl == "cat_code":
         from cat_code.host.config.load import McpConfig, ServerConfig, StdioServerConfig
-        from cat_code.host.pool import McpPool
+        from cat_code.host.servers.pool import McpPool
 
         entries: list[ServerConfig] = [
             StdioServerConfig(name=f"s{i}", source=BENCH, command=command, args=tuple(args))

@@ -73,8 +73,9 @@ async def test_the_agent_compacts_before_a_request_once_the_last_one_filled_80_p
     monkeypatch: pytest.MonkeyPatch,
 ) -> None:
     monkeypatch.setenv("CAT_CODE_CONTEXT_WINDOW", "1000")
+    # (A long answer: a summary must make the conversation smaller to be applied.)
     full = ModelResponse(
-        AssistantMessage(text="big"), usage=Usage(input_tokens=790, output_tokens=20)
+        AssistantMessage(text="big " * 200), usage=Usage(input_tokens=790, output_tokens=20)
     )
     provider = ScriptedProvider([full, reply("the summary"), reply("after")])
     agent = Agent(provider, ToolRegistry())
@@ -94,7 +95,7 @@ async def test_a_prompt_too_long_error_compacts_once_then_the_error_stands() -> 
         "bad_request", "Anthropic API request rejected (400): prompt is too long: 9 > 5"
     )
     assert too_long.kind == "prompt_too_long"
-    provider = ScriptedProvider([reply("one"), too_long, reply("summary"), too_long])
+    provider = ScriptedProvider([reply("one " * 200), too_long, reply("summary"), too_long])
     agent = Agent(provider, ToolRegistry())
     await agent.run("first")
     outcome = await agent.run("second")

@@ -30,8 +30,8 @@ from cat_code.agent.providers.base import (
 )
 from cat_code.agent.providers.fake import ScriptedProvider, Streamed, reply, use_tools
 from cat_code.host.config.load import load_config
-from cat_code.host.connect import default_transport
-from cat_code.host.pool import McpPool
+from cat_code.host.servers.connect import default_transport
+from cat_code.host.servers.pool import McpPool
 from cat_code.mcp.transports.base import NO_CONTEXT, JsonObject
 from cat_code.tools.base import BUILTIN, ProgressCallback, Tool, ToolOwner, ToolResult
 from cat_code.tools.registry import ToolRegistry

@@ -9,8 +9,8 @@ from typing import Any
 import pytest
 
 from cat_code.agent.permissions import Answer, Permissions, RuleBook, RuleError, server_of
-from cat_code.host.config.trust import Decision
-from cat_code.host.project_trust import decide_content
+from cat_code.host.config.project_trust import decide_content
+from cat_code.host.config.trust import TrustDecision
 from cat_code.tools.base import BUILTIN, Tool, ToolOwner, ToolResult
 
 
@@ -325,8 +325,8 @@ async def test_a_whole_server_deny_covers_the_resource_tools_for_that_server(
     files: tuple[Path, Path],
 ) -> None:
     from cat_code.host.config.load import McpConfig
-    from cat_code.host.pool import McpPool
-    from cat_code.host.resource_tools import ListMcpResourcesTool, ReadMcpResourceTool
+    from cat_code.host.mcp_tools.resource_tools import ListMcpResourcesTool, ReadMcpResourceTool
+    from cat_code.host.servers.pool import McpPool
 
     user, project = files
     write(user, {"permissions": {"deny": ["mcp__ev__*", "mcp__git__push"]}})
@@ -416,7 +416,7 @@ async def test_finding_5_a_project_allow_rule_applies_only_once_approved_as_writ
     assert not denied.allowed and "denied by the permission rule" in denied.reason
     assert "allow rules you have not approved: *" in str(rules.project_allows())
 
-    decide_content(Decision.APPROVED, cwd=project.parents[1])
+    decide_content(TrustDecision.APPROVED, cwd=project.parents[1])
     rules.reload()
     assert (await Permissions(rules=rules).authorize(SLEEP, {})).allowed
     assert rules.withheld == []

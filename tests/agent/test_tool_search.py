@@ -17,9 +17,9 @@ from cat_code.agent.tool_search import (
     DEFAULT_WINDOW,
     ENV_VAR,
     SEARCH_TOOL_NAME,
-    Decision,
     FoundTools,
     Mode,
+    SearchDecision,
     ToolSearch,
     context_window,
     definition_json,
@@ -27,7 +27,7 @@ from cat_code.agent.tool_search import (
     mode_from_env,
 )
 from cat_code.host.config.load import load_config
-from cat_code.host.pool import McpPool
+from cat_code.host.servers.pool import McpPool
 from cat_code.tools.base import ProgressCallback, Tool, ToolOwner, ToolResult
 from cat_code.tools.builtin import builtin_tools
 from cat_code.tools.registry import ToolRegistry
@@ -122,7 +122,7 @@ def test_auto_turns_search_on_only_past_ten_percent_of_the_window() -> None:
     tokens = definition_tokens(tools)
     assert tokens > 20_000  # the catalog is big enough to matter on a 200k window
     big = ToolSearch(registry_with(*tools), CLAUDE).decide()
-    assert big == Decision(Mode.AUTO, True, tokens, 500, 200_000, 20_000)
+    assert big == SearchDecision(Mode.AUTO, True, tokens, 500, 200_000, 20_000)
     assert str(big) == (
         f"tool search: on (auto: MCP tool definitions ≈ {tokens:,} tokens > 10% of 200,000)"
     )

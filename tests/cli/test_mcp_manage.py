@@ -7,11 +7,9 @@ from __future__ import annotations
 
 import pytest
 
-from cat_code.cli.mcp_manage import (
-    AddRequest,
-    UsageError,
-    parse_add,
-)
+from cat_code.cli.mcp_add import AddRequest, parse_add
+from cat_code.cli.mcp_entries import UsageError
+from cat_code.cli.options import from_namespace
 from cat_code.cli.parser import build_parser
 from cat_code.host.config.masking import (
     mask_args,
@@ -24,7 +22,7 @@ from cat_code.host.config.masking import (
 
 
 def add(*argv: str) -> AddRequest:
-    return parse_add(build_parser().parse_args(["mcp", "add", *argv]))
+    return parse_add(from_namespace(build_parser().parse_args(["mcp", "add", *argv])))
 
 
 def test_everything_after_the_double_dash_is_the_command_its_options_included() -> None:

@@ -65,7 +65,7 @@ def test_every_concurrent_mcp_add_that_says_added_is_in_the_file(tmp_path: Path)
 _ALLOW = """
 import sys
 from pathlib import Path
-from cat_code.host.settings import update_settings
+from cat_code.host.state.settings import update_settings
 path, count, tag = Path(sys.argv[1]), int(sys.argv[2]), sys.argv[3]
 for n in range(count):
     update_settings(path, lambda s: s.setdefault("allow", []).append(f"{tag}{n}"))
@@ -131,7 +131,7 @@ def test_a_config_nested_too_deeply_is_named_not_a_crash(tmp_path: Path) -> None
 def test_a_deeply_nested_settings_file_is_named_not_a_crash(tmp_path: Path) -> None:
     settings = tmp_path / "settings.json"
     settings.write_text("[" * 100_000 + "]" * 100_000)
-    from cat_code.host.settings import SettingsError, read_settings
+    from cat_code.host.state.settings import SettingsError, read_settings
 
     try:
         read_settings(settings)
@@ -160,12 +160,12 @@ def test_cat_code_home_is_private_and_so_is_every_file_written_there(tmp_path: P
     )
     assert code == 0, err
     for script in (
-        "from cat_code.host.settings import update_settings, user_settings_path\n"
+        "from cat_code.host.state.settings import update_settings, user_settings_path\n"
         "update_settings(user_settings_path(), lambda s: s.update(a=1))",
-        "from cat_code.host.output_policy import save_output\n"
+        "from cat_code.host.mcp_tools.output_policy import save_output\n"
         "save_output(b'x', server='s', tool='t', suffix='.txt')",
         "from cat_code.mcp.session.detect import EraMemory\n"
-        "from cat_code.host.home import cat_code_home\n"
+        "from cat_code.host.state.home import cat_code_home\n"
         "EraMemory(cat_code_home() / 'eras.json').remember('k', 'modern')",
     ):
         subprocess.run([sys.executable, "-c", script], env=env, check=True, timeout=60)

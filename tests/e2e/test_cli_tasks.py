@@ -20,12 +20,12 @@ SERVER = REPO / "tests" / "servers" / "task_server.py"
 def test_mcp_call_waits_for_a_task_past_the_request_timeout_and_shows_its_status(
     tmp_path: Path, mode: str
 ) -> None:
-    # Twenty polls 50 ms apart outlast the 200 ms any one request may take.
+    # Four polls, at least 250 ms apart (the floor), outlast the 200 ms any one request may take.
     entry = {"command": sys.executable, "args": [str(SERVER), mode], "requestTimeoutMs": 200}
     config = tmp_path / "mcp.json"
     config.write_text(json.dumps({"mcpServers": {"tasks": entry}}))
     run = subprocess.run(
-        [CAT_CODE, "mcp", "call", "mcp__tasks__count_to", '{"n": 20}', "--mcp-config", str(config)],
+        [CAT_CODE, "mcp", "call", "mcp__tasks__count_to", '{"n": 4}', "--mcp-config", str(config)],
         cwd=REPO,
         env={**os.environ, "HOME": str(tmp_path)},
         stdin=subprocess.DEVNULL,
@@ -34,6 +34,6 @@ def test_mcp_call_waits_for_a_task_past_the_request_timeout_and_shows_its_status
         timeout=60,
     )
     assert run.returncode == 0, run.stderr
-    assert run.stdout == "hello after 20\n"
-    assert "progress 1: task working: step 1 of 20\n" in run.stderr
-    assert "progress 20: task completed\n" in run.stderr
+    assert run.stdout == "hello after 4\n"
+    assert "progress 1: task working: step 1 of 4\n" in run.stderr
+    assert "progress 4: task completed\n" in run.stderr

@@ -17,8 +17,8 @@ from scripted.model_api import ScriptedModelApi, anthropic_text, anthropic_tool_
 from scripted.processes import ECHO_SERVER, REPO, pid_recording_config
 from scripted.terminal import Terminal
 
-from cat_code.host.config.trust import Decision
-from cat_code.host.project_trust import decide_content
+from cat_code.host.config.project_trust import decide_content
+from cat_code.host.config.trust import TrustDecision
 
 CAT_CODE = str(Path(sys.executable).parent / "cat-code")
 PROMPT = "›"
@@ -327,7 +327,7 @@ def test_the_repl_names_the_project_files_allow_rules_at_start(
 ) -> None:
     deep = project(tmp_path, json.dumps({"permissions": {"allow": ["mcp__echo__*", "shell"]}}))
     path = deep.parents[1] / ".cat-code" / "settings.json"
-    decide_content(Decision.APPROVED, cwd=deep)
+    decide_content(TrustDecision.APPROVED, cwd=deep)
     config, _ = pid_recording_config(tmp_path, {"echo": ECHO_SERVER})
     env = environment(tmp_path, api)
     env["PYTHONPATH"] = str(REPO / "src")

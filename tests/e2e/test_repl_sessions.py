@@ -91,17 +91,21 @@ def test_cost_adds_up_the_usage_the_api_reported_and_status_names_the_session(
     assert term.wait_for_exit() == 0
 
 
+GREETING = "hello Ada" + ", welcome" * 100
+
+
 def test_compact_summarizes_then_continue_and_resume_go_on_from_the_summary(
     repl: Any, api: ScriptedModelApi
 ) -> None:
     def summarize(request: dict[str, Any]) -> dict[str, Any]:
         assert request["system"] == SUMMARY_SYSTEM and "tools" not in request
         assert "keep the names" in texts(request)[-1]
-        assert texts(request)[:2] == ["my name is Ada", "hello Ada"]
+        assert texts(request)[:2] == ["my name is Ada", GREETING]
         return anthropic_text("The user is called Ada.")
 
+    # (A long greeting: the summary must make the conversation smaller to be applied.)
     api.add(
-        anthropic_text("hello Ada"),
+        anthropic_text(GREETING),
         anthropic_text("noted " + "long answer " * 200),
         summarize,
         anthropic_text("you are Ada"),

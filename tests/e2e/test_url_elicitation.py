@@ -4,6 +4,7 @@ it is given, so a test sees whether (and what) a browser was asked to open."""
 
 from __future__ import annotations
 
+import json
 import os
 import subprocess
 import sys
@@ -48,7 +49,8 @@ def test_the_repl_shows_who_asks_and_the_whole_url_and_opens_it_only_after_a_yes
     def first_accepted(request: dict[str, Any]) -> dict[str, Any]:
         [result] = tool_results(request)
         assert result["content"] == "accept"
-        assert marks.read_text() == PAGE + "\n"  # opened once, after the yes
+        # (Not the browser's mark here: it is started on a thread, and may not have run yet;
+        # the end of the test checks it opened once.)
         return anthropic_tool_use("mcp__url__open_page", {})
 
     def then_declined(request: dict[str, Any]) -> dict[str, Any]:
@@ -67,7 +69,7 @@ def test_the_repl_shows_who_asks_and_the_whole_url_and_opens_it_only_after_a_yes
             term.type("pay for my order")
             term.wait_for("MCP server 'url' asks you to open a web page: Pay for it")
             term.wait_for(PAGE)
-            term.wait_for("site: pay.example.com")
+            term.wait_for("site: example.com (host pay.example.com)")
             term.wait_for("open it? y open in the browser · c copy it myself · n decline")
             assert not marks.exists()  # nothing opened before the answer
             term.type("y")
@@ -152,4 +154,40 @@ def test_a_url_elicitation_required_error_is_shown_and_the_call_fails_saying_wha
     assert f"asked you to open {CONNECT} (Connect your account)" in run.stderr
     assert "needs the user to finish a step in the browser first" in run.stderr
     assert f"{CONNECT} (decline)" in run.stderr
+    assert not marks.exists()
+
+
+def test_finding_8_the_repl_declines_a_backslash_url_unopened_and_never_names_the_wrong_site(
+    tmp_path: Path,
+) -> None:
+    script, marks = browser(tmp_path)
+    attack = "https://attacker.example\\@accounts.google.com/signin"
+
+    def declined(request: dict[str, Any]) -> dict[str, Any]:
+        [result] = tool_results(request)
+        assert result["content"] == "decline"
+        return anthropic_text("Not signing in, then.")
+
+    config = tmp_path / "mcp.json"
+    entry = {
+        "command": sys.executable,
+        "args": [str(URL_SERVER)],
+        "env": {"URL_SERVER_PAGE": attack},
+    }
+    config.write_text(json.dumps({"mcpServers": {"url": entry}}))
+    with ScriptedModelApi([anthropic_tool_use("mcp__url__open_page", {}), declined]) as api:
+        env = environment(tmp_path, api, BROWSER=str(script))
+        term = Terminal(CAT_CODE, ["--mcp-config", str(config)], env=env, cwd=REPO)
+        try:
+            term.wait_for("MCP: 1 server(s), 2 tool(s) registered")
+            term.type("sign me in")
+            term.wait_for("MCP server 'url' asks you to open a web page: Pay for it")
+            term.wait_for("not opened: it contains a backslash")
+            term.wait_for("Not signing in, then.")
+            term.type("/exit")
+            assert term.wait_for_exit() == 0
+        finally:
+            term.close()
+    assert api.errors == []
+    assert "site: accounts.google.com" not in term.screen
     assert not marks.exists()

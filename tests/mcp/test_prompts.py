@@ -7,7 +7,7 @@ from typing import Any
 
 import pytest
 
-from cat_code.host.prompts import (
+from cat_code.host.mcp_tools.prompts import (
     PromptArgumentsError,
     command_names,
     message_text,

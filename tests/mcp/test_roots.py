@@ -20,7 +20,7 @@ from conftest import EVERYTHING_SERVER, NODE_MODULES, node_available
 from scripted.fakes import FakeTransport, tool
 
 from cat_code.host.config.load import load_config
-from cat_code.host.pool import McpPool
+from cat_code.host.servers.pool import McpPool
 from cat_code.mcp.client import ROOTS_GRACE_S, McpClient
 from cat_code.mcp.roots import RootError, Roots, check_dir
 from cat_code.mcp.transports.base import NO_CONTEXT, RequestContext

@@ -11,6 +11,7 @@ from typing import Any
 
 import pytest
 
+from cat_code.mcp import tasks
 from cat_code.mcp.client import McpClient
 from cat_code.mcp.errors import McpError, RequestTimeout
 from cat_code.mcp.transports.stdio import StdioTransport
@@ -58,11 +59,12 @@ async def test_a_task_is_polled_to_its_result_and_each_status_is_reported(connec
 async def test_a_task_outlives_the_request_timeout_each_poll_is_bounded_by_it(
     connect: Any,
 ) -> None:
-    # Twenty polls 50 ms apart take longer than the 0.2 s any one request may take.
+    # Four polls, at least 250 ms apart (the floor), take longer than the 0.2 s any one
+    # request may take.
     client = await connect(request_timeout=0.2)
     async with asyncio.timeout(20):
-        result = await client.call_tool("count_to", {"n": 20})
-    assert text(result) == "hello after 20"
+        result = await client.call_tool("count_to", {"n": 4})
+    assert text(result) == "hello after 4"
 
 
 async def test_a_status_notification_wakes_the_poll_before_the_servers_interval(
@@ -130,3 +132,31 @@ async def test_a_failed_task_fails_the_call_with_the_servers_error(connect: Any)
         async with asyncio.timeout(10):
             await client.call_tool("broken")
     assert raised.value.code == -32603
+
+
+async def test_finding_11_a_task_asking_for_no_pause_and_a_huge_ttl_is_polled_at_most_every_250_ms(
+    connect: Any,
+) -> None:
+    client = await connect()
+    limit = 1.0
+    with pytest.raises(RequestTimeout, match="did not finish within toolTimeoutMs"):
+        async with asyncio.timeout(10):
+            await client.call_tool("forever", {"ttl_ms": 10**12, "poll_ms": 0}, timeout=limit)
+    polls = (await seen(client)).count("tasks/get")
+    # The floor (250 ms) between polls allows at most limit / floor + 1 in the limit; the
+    # server's 0 ms made it 20 (50 ms apart), and 286 in 15 s with no limit.
+    assert 1 <= polls <= limit / 0.25 + 1
+
+
+async def test_finding_11_a_task_with_no_tool_timeout_is_given_up_at_the_default_limit(
+    connect: Any, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setattr(tasks, "DEFAULT_LIMIT_S", 0.6)
+    client = await connect()
+    with pytest.raises(
+        RequestTimeout,
+        match=r"within cat-code's default limit for tasks \(0.6 s\); it was cancelled",
+    ):
+        async with asyncio.timeout(10):
+            await client.call_tool("forever", {"ttl_ms": 10**12, "poll_ms": 0})
+    assert "tasks/cancel" in await seen(client)

@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 
 from cat_code.agent.permissions import Answer
-from cat_code.host.server import ServerState, ServerStatus
+from cat_code.host.servers.server import ServerState, ServerStatus
 from cat_code.repl.app import mcp_summary, parse_permission
 
 

@@ -12,8 +12,8 @@ import pytest
 
 from cat_code.agent.tool_search import Mode, ToolSearch, status_without_model
 from cat_code.host.config.load import load_config
-from cat_code.host.pool import McpPool
-from cat_code.host.server import ServerStatus
+from cat_code.host.servers.pool import McpPool
+from cat_code.host.servers.server import ServerStatus
 from cat_code.host.status import format_status, format_tools
 from cat_code.repl.commands import (
     CallTool,

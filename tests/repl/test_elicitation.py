@@ -155,7 +155,7 @@ async def test_a_url_request_shows_the_server_the_message_and_the_url_and_opens_
     assert script.said[:3] == [
         "⏺ MCP server 'pay' asks you to open a web page: Pay",
         "  https://pay.example.com/x?y=1",
-        "  site: pay.example.com",
+        "  site: example.com (host pay.example.com)",
     ]
     assert script.said[-1] == "  opened in your browser"
 
@@ -190,9 +190,57 @@ async def test_a_url_that_is_not_a_web_address_is_declined_without_asking() -> N
 
 
 async def test_a_punycode_host_is_flagged_and_the_host_is_shown_apart() -> None:
-    shown: list[tuple[str, str, str]] = []
+    shown: list[tuple[str, str, str, str]] = []
     script = Script("n")
-    request = {"mode": "url", "url": "https://user@xn--pple-43d.com:8443/a", "message": "Hi"}
+    request = {"mode": "url", "url": "https://xn--pple-43d.com:8443/a", "message": "Hi"}
     await fill_form(request, script.ask, script.say, server="x", show_url=shown.append)
-    assert shown == [("https://user@", "xn--pple-43d.com:8443", "/a")]
+    assert shown == [("https://", "", "xn--pple-43d.com", ":8443/a")]
     assert "  ⚠ the site's name uses look-alike (punycode or non-ASCII) characters" in script.said
+
+
+@pytest.mark.parametrize(
+    ("url", "why"),
+    [
+        (
+            "https://attacker.example\\@accounts.google.com/signin",
+            "it contains a backslash, which a browser reads otherwise than it looks",
+        ),
+        (
+            "https://accounts.google.com@attacker.example/signin",
+            "it has a user part (user@ before the host), which hides the real site",
+        ),
+        (
+            "http://accounts.google.com/signin",
+            "only https addresses are opened (http only on this machine)",
+        ),
+    ],
+)
+async def test_finding_8_a_url_whose_site_is_in_doubt_is_declined_unasked_saying_why(
+    url: str, why: str
+) -> None:
+    script, browser = Script(), Browser()
+    request = {"mode": "url", "url": url, "message": "Sign in to Google"}
+    result = await fill_form(request, script.ask, script.say, server="x", open_url=browser)
+    assert result == {"action": "decline"}
+    assert script.asked == [] and browser.opened == []
+    assert f"  not opened: {why}; declined" in script.said
+    assert not any("site:" in line for line in script.said)
+
+
+async def test_finding_8_the_site_shown_is_the_registrable_domain_of_the_host_visited() -> None:
+    shown: list[tuple[str, str, str, str]] = []
+    script = Script("n")
+    url = "https://accounts.google.com.attacker.example/signin"
+    request = {"mode": "url", "url": url, "message": "Sign in to Google"}
+    await fill_form(request, script.ask, script.say, server="x", show_url=shown.append)
+    assert shown == [("https://", "accounts.google.com.", "attacker.example", "/signin")]
+    assert "  site: attacker.example (host accounts.google.com.attacker.example)" in script.said
+
+
+async def test_http_on_this_machine_is_still_offered() -> None:
+    script, browser = Script("y"), Browser()
+    request = {"mode": "url", "url": "http://127.0.0.1:8123/callback", "message": "Local"}
+    result = await fill_form(request, script.ask, script.say, server="x", open_url=browser)
+    assert result == {"action": "accept"}
+    assert browser.opened == ["http://127.0.0.1:8123/callback"]
+    assert "  site: 127.0.0.1" in script.said

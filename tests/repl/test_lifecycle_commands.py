@@ -13,8 +13,8 @@ from typing import Any
 import pytest
 
 from cat_code.host.config.load import load_config
-from cat_code.host.pool import McpPool
-from cat_code.host.server import ServerState
+from cat_code.host.servers.pool import McpPool
+from cat_code.host.servers.server import ServerState
 from cat_code.repl.commands import (
     CommandContext,
     ManageServer,

@@ -11,10 +11,10 @@ import pytest
 import pytest_asyncio
 
 from cat_code.agent.providers.base import AssistantMessage, UserMessage
-from cat_code.host import resource_excerpt
 from cat_code.host.config.load import McpConfig, StdioServerConfig
-from cat_code.host.pool import McpPool
-from cat_code.host.resource_tools import ReadMcpResourceTool
+from cat_code.host.mcp_tools import resource_excerpt
+from cat_code.host.mcp_tools.resource_tools import ReadMcpResourceTool
+from cat_code.host.servers.pool import McpPool
 from cat_code.repl.commands import CommandContext, Show, complete, handle_command
 from cat_code.repl.mentions import (
     Mention,

@@ -11,8 +11,8 @@ from typing import Any
 import pytest
 
 from cat_code.host.config.load import load_config
-from cat_code.host.config.trust import Decision, decide
-from cat_code.host.pool import McpPool
+from cat_code.host.config.trust import TrustDecision, decide
+from cat_code.host.servers.pool import McpPool
 from cat_code.repl.commands import (
     CommandContext,
     DecideProject,
@@ -29,7 +29,7 @@ async def ctx(tmp_path: Path, cat_code_home: Path) -> AsyncIterator[CommandConte
     (cat_code_home / "mcp.json").write_text(json.dumps({"mcpServers": {"mine": {"command": "m"}}}))
     servers = {"docs": {"command": "d", "disabled": True}, "wiki": {"command": "w"}}
     (tmp_path / ".mcp.json").write_text(json.dumps({"mcpServers": servers}))
-    decide(["docs"], Decision.APPROVED, cwd=tmp_path)
+    decide(["docs"], TrustDecision.APPROVED, cwd=tmp_path)
     async with McpPool(load_config(cwd=tmp_path)) as pool:
         yield CommandContext(registry=ToolRegistry(), pool=pool, statuses=pool.status)
 

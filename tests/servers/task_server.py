@@ -15,7 +15,8 @@ Tools (each task moves on only when polled, so tests never depend on time):
 - ``count_to {n}``: ``working`` ("step k of n") for n polls, then ``hello after n``;
 - ``ping_back``: a 60 s poll interval, and at once a status notification saying it is done
   (only a client that listens to notifications finishes it promptly);
-- ``forever {ttl_ms?}``: never ends; ``tasks/cancel`` makes it ``cancelled``;
+- ``forever {ttl_ms?, poll_ms?}``: never ends (asking for polls ``poll_ms`` apart);
+  ``tasks/cancel`` makes it ``cancelled``;
 - ``confirm``: waits for a yes/no elicitation, then ``confirmed <action> <content>``;
 - ``broken``: fails with a protocol error (-32603 "disk on fire");
 - ``seen`` (not a task): the methods received so far, comma-separated.
@@ -80,7 +81,7 @@ class Server:
             reply(request_id, error={"code": -32601, "message": f"{name} needs a task"})
             return
         task = {"id": f"task-{len(self.tasks) + 1}", "tool": name, "status": "working",
-                "ttl": arguments.get("ttl_ms"), "poll": 50, "polls": 0,
+                "ttl": arguments.get("ttl_ms"), "poll": arguments.get("poll_ms", 50), "polls": 0,
                 "n": int(arguments.get("n", 1))}  # fmt: skip
         if name == "ping_back":
             task["poll"] = 60_000
@@ -204,7 +205,7 @@ ELICIT = {
     },
 }
 _INTEGER = {"type": "integer"}
-_OBJECT = {"type": "object", "properties": {"n": _INTEGER, "ttl_ms": _INTEGER}}
+_OBJECT = {"type": "object", "properties": {"n": _INTEGER, "ttl_ms": _INTEGER, "poll_ms": _INTEGER}}
 TOOLS = [
     {"name": name, "inputSchema": _OBJECT, "execution": {"taskSupport": "required"}}
     for name in TASK_TOOLS

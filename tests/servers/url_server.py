@@ -11,11 +11,13 @@ without a permission question. Standard library only.
 from __future__ import annotations
 
 import json
+import os
 import sys
 import threading
 from typing import Any
 
-PAGE = "https://pay.example.com/checkout?order=7"
+#: The page ``open_page`` sends the user to (``URL_SERVER_PAGE`` names another).
+PAGE = os.environ.get("URL_SERVER_PAGE") or "https://pay.example.com/checkout?order=7"
 CONNECT = "https://auth.example.com/connect?account=9"
 _lock = threading.Lock()
 _waiting: dict[str, tuple[threading.Event, list[dict[str, Any]]]] = {}

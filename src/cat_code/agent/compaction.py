@@ -10,7 +10,9 @@ what the model is asked (long tool results cut, the oldest messages dropped to f
 latest exchange. The agent decides when (`Agent.compact`): on ``/compact``, when the last
 request used `THRESHOLD_PERCENT` of the context window, and once when the API answered
 that the prompt is too long. Sizes here are estimates (characters / 4), the same before
-and after, so "saved" compares like with like.
+and after, so "saved" compares like with like. A summary that would not make the
+conversation smaller is not applied (`Compaction.applied`), and one that did not help
+holds the next automatic compaction back (`cat_code.agent.compaction_backoff`).
 """
 
 from __future__ import annotations
@@ -89,23 +91,51 @@ class Plan:
 
 @dataclass(frozen=True, slots=True)
 class Compaction:
-    """What one compaction did (estimated tokens of the messages, before and after)."""
+    """What one compaction did (estimated tokens of the messages, before and after: after,
+    the conversation it would have made when it was not applied)."""
 
     tokens_before: int
     tokens_after: int
     automatic: bool
     summarized: int  # how many messages the summary replaced
+    #: False when the summary would not have made the conversation smaller: it was dropped.
+    applied: bool = True
+    #: The conversation's size automatic compaction now waits for (after one that did not
+    #: help; `cat_code.agent.compaction_backoff`), None when there is no such wait.
+    held_until: int | None = None
 
     @property
     def saved(self) -> int:
-        return max(0, self.tokens_before - self.tokens_after)
+        return max(0, self.tokens_before - self.tokens_after) if self.applied else 0
+
+    @property
+    def tokens_now(self) -> int:
+        """The conversation's size after this compaction, applied or not."""
+        return self.tokens_after if self.applied else self.tokens_before
+
+    def held(self, until: int) -> Compaction:
+        return replace(self, held_until=until)
 
     def describe(self) -> str:
         how = "automatically " if self.automatic else ""
-        return (
-            f"conversation {how}compacted: ~{self.tokens_before:,} → ~{self.tokens_after:,} "
-            f"tokens (saved ~{self.saved:,} tokens; {self.summarized} messages summarized)"
-        )
+        if self.applied:
+            text = (
+                f"conversation {how}compacted: ~{self.tokens_before:,} → "
+                f"~{self.tokens_after:,} tokens (saved ~{self.saved:,} tokens; "
+                f"{self.summarized} messages summarized)"
+            )
+        else:
+            text = (
+                f"conversation not compacted: the summary would have made it ~"
+                f"{self.tokens_after:,} tokens, not smaller than ~{self.tokens_before:,}"
+            )
+        if self.automatic and self.held_until is not None:
+            text += (
+                "; the rest of the context (system prompt, AGENTS.md, tools) cannot be "
+                "summarized, so automatic compaction waits until the conversation grows to "
+                f"~{self.held_until:,} tokens"
+            )
+        return text
 
 
 def _pure_prompt(message: Message) -> bool:

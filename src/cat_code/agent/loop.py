@@ -41,6 +41,7 @@ from typing import Literal, Protocol
 
 from cat_code.agent import compaction
 from cat_code.agent.compaction import Compaction
+from cat_code.agent.compaction_backoff import CompactionBackoff
 from cat_code.agent.cost import UsageMeter
 from cat_code.agent.permissions import Permissions
 from cat_code.agent.providers.base import (
@@ -189,6 +190,8 @@ class Agent:
         self.last_usage: Usage | None = None
         #: Compaction when the context fills (``CAT_CODE_AUTO_COMPACT=off``: never by itself).
         self.auto_compact = compaction.auto_enabled()
+        #: Holds automatic compaction back after one that did not help.
+        self.compaction_backoff = CompactionBackoff()
         #: The text streamed by the model call in flight.
         self._partial: list[str] = []
 
@@ -197,12 +200,14 @@ class Agent:
         self.messages.clear()
         self.tool_search.kept.clear()
         self.last_usage = None
+        self.compaction_backoff.reset()
 
     def load(self, messages: Sequence[Message], found_tools: Sequence[str] = ()) -> None:
         """Go on from a saved conversation (the tools its compacted part had found, too)."""
         self.messages[:] = list(messages)
         self.tool_search.kept = set(found_tools)
         self.last_usage = None
+        self.compaction_backoff.reset()
 
     @property
     def context_window(self) -> int:
@@ -318,8 +323,9 @@ class Agent:
         self, instructions: str = "", *, automatic: bool = False
     ) -> Compaction | None:
         """Replace the older messages with the model's summary of them, keeping the latest
-        exchange; None when there is nothing older to summarize. Raises `ModelError` when
-        the summary request fails (the conversation is then left as it was)."""
+        exchange; None when there is nothing older to summarize. A summary that would not
+        make the conversation smaller is dropped (``applied`` False). Raises `ModelError`
+        when the summary request fails (the conversation is then left as it was)."""
         window = self.context_window
         cut = compaction.plan(self.messages, window)
         if cut is None:
@@ -329,16 +335,17 @@ class Agent:
         response = await self._request(compaction.SUMMARY_SYSTEM, asked, [])
         summary = response.message.text.strip() or compaction.outline(cut.older)
         before = compaction.estimate(self.messages)
+        rebuilt = compaction.rebuild(summary, cut)
+        after = compaction.estimate(rebuilt)
+        result = Compaction(before, after, automatic, len(cut.older), applied=after < before)
+        result = self.compaction_backoff.record(result, window)
+        if not result.applied:
+            self.events.compacted(result)
+            return result
         found = self.tool_search.found(self.messages)
-        self.messages[:] = compaction.rebuild(summary, cut)
+        self.messages[:] = rebuilt
         self.tool_search.kept = found  # their search results are in the summary now
         self.last_usage = None
-        result = Compaction(
-            tokens_before=before,
-            tokens_after=compaction.estimate(self.messages),
-            automatic=automatic,
-            summarized=len(cut.older),
-        )
         if self.log is not None:
             self.log.compacted(
                 self.messages,
@@ -358,6 +365,8 @@ class Agent:
         used = last.prompt_tokens + last.output_tokens
         if used < compaction.threshold(self.context_window):
             return False
+        if not self.compaction_backoff.allows(compaction.estimate(self.messages)):
+            return False  # the last one did not help; its notice said how long this waits
         return await self._compact_quietly()
 
     async def _compact_quietly(self) -> bool:
@@ -365,7 +374,8 @@ class Agent:
         if not self.auto_compact:
             return False
         try:
-            return await self.compact(automatic=True) is not None
+            result = await self.compact(automatic=True)
+            return result is not None and result.applied
         except ModelError as error:
             self.last_usage = None  # not again before the next request says how full it is
             self.events.compaction_failed(error)

@@ -13,7 +13,7 @@ A memory file passes read_file's checks, judged by its real path (every link and
 parent resolved): a project's must stay inside the repository (git root, else the
 working directory) and never reach ``$CAT_CODE_HOME`` or a file the tools protect (a hard
 link too); the user's may live anywhere but must not be another file of the home; it must
-be a regular file, read non-blocking and capped (`cat_code.mcp.files.read_bounded`). A
+be a regular file, read non-blocking and capped (`cat_code.base.files.read_bounded`). A
 refused one keeps its place with a `MemoryRefusal` (``/memory`` lists it, the prompt
 leaves it out) and is named in one warning.
 """
@@ -26,8 +26,8 @@ import os
 from dataclasses import dataclass
 from pathlib import Path
 
-from cat_code.host.safe_text import safe_line
-from cat_code.mcp.files import UnreadableFile, read_bounded
+from cat_code.base.files import UnreadableFile, read_bounded
+from cat_code.base.safe_text import safe_line
 from cat_code.tools.builtin import git_root
 
 logger = logging.getLogger(__name__)
@@ -127,7 +127,7 @@ def _read(
     path: Path, scope: MemoryScope, top: Path, home: Path
 ) -> tuple[MemoryRefusal | None, str]:
     """``path``'s text, or why it is refused (see the module docstring)."""
-    from cat_code.host.home import private_files
+    from cat_code.host.state.home import private_files
 
     real = real_path(path)
     own_home = real_path(home)

@@ -204,7 +204,7 @@ def price_overrides(environ: Mapping[str, str] | None = None) -> dict[str, Price
     env = os.environ if environ is None else environ
     table: dict[str, Price] = {}
     try:
-        from cat_code.host.settings import SettingsError, read_settings, user_settings_path
+        from cat_code.host.state.settings import SettingsError, read_settings, user_settings_path
 
         try:
             configured = read_settings(user_settings_path()).get(PRICES_SETTING)

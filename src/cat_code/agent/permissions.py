@@ -15,6 +15,9 @@ exception: the loop turns it into an error result the model reads, worded so the
 knows why and what the user can do; a refusal by a rule also carries a short ``notice``
 for the user.
 
+First, a call its tool refuses (`Tool.refusal`: cat-code's own files) is refused; a write
+outside the workspace or to a trust-bearing file asks unless a rule names it (`write_guard`).
+
 Rules (`RuleBook`) are tool names or globs read from the user's
 ``$CAT_CODE_HOME/settings.json`` and the project's ``.cat-code/settings.json`` (the
 nearest up to the git root, see `project_settings_path`), as
@@ -24,7 +27,7 @@ server ``a__b``'s); other globs match the registered name.
 
 A project file comes with whatever was cloned, so it is trusted less: its ``deny`` rules
 cover everything, always; its ``allow`` rules apply only once the user approved them as
-written (`cat_code.host.project_trust`; ``--trust-project``: for one run), and even then
+written (`cat_code.host.config.project_trust`; ``--trust-project``: for one run), and even then
 only ever cover MCP tools, never built-in ones (``shell`` and the like), whatever the glob.
 "Always" answers are saved to the user's file; only that file is ever written. ``allow``
 and ``deny`` are read separately and entry by entry: a bad entry is named in a warning and
@@ -45,10 +48,12 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Literal
 
+from cat_code.agent import write_guard
+from cat_code.base.files import same_file
+from cat_code.base.safe_text import safe_line
+from cat_code.host.config.project_trust import read_content
 from cat_code.host.config.trust import ContentKind
-from cat_code.host.project_trust import read_content
-from cat_code.host.safe_text import safe_line
-from cat_code.host.settings import (
+from cat_code.host.state.settings import (
     Settings,
     SettingsError,
     project_settings_path,
@@ -56,8 +61,8 @@ from cat_code.host.settings import (
     update_settings,
     user_settings_path,
 )
-from cat_code.mcp.files import same_file
 from cat_code.tools.base import Tool
+from cat_code.tools.builtin import real_path
 
 logger = logging.getLogger(__name__)
 
@@ -96,7 +101,7 @@ def server_of(tool: Tool) -> str | None:
 
 def server_rule(server: str) -> str:
     """The rule that covers every tool of ``server`` (named as the registry names them)."""
-    from cat_code.host.tool_adapter import sanitize
+    from cat_code.host.mcp_tools.tool_adapter import sanitize
 
     return f"mcp__{sanitize(server)}__*"
 
@@ -124,7 +129,7 @@ class Rule:
         else a built-in tool or a name from `Tool.permission_subjects`."""
         ruled = ruled_server(self.pattern)
         if ruled is not None:
-            from cat_code.host.tool_adapter import sanitize
+            from cat_code.host.mcp_tools.tool_adapter import sanitize
 
             if server is not None:  # the owner decides: "a" must not cover "a__b"'s tools
                 return sanitize(server) == ruled and name.startswith(f"mcp__{ruled}__")
@@ -447,20 +452,6 @@ _NO_YES = (
 )
 
 
-def _real(path: Path) -> Path:
-    try:
-        return path.resolve()
-    except (OSError, RuntimeError):
-        return path
-
-
-def _where(path: Path) -> str:
-    """``path`` as a refusal names it: with where it leads when a symlink takes it
-    elsewhere (``/p/sl.txt → /etc/passwd``), since that is what lies outside."""
-    target = _real(path)
-    return str(path) if target == path else f"{path} → {target}"
-
-
 class Permissions:
     """The approval rules of one session (see the module docstring)."""
 
@@ -487,6 +478,8 @@ class Permissions:
         self, tool: Tool, arguments: dict[str, Any] | None = None
     ) -> Decision | None:
         """The decision the rules make without asking, or None when the user must be asked."""
+        if (refused := tool.refusal(arguments or {})) is not None:
+            return Decision(False, refused)
         server = server_of(tool)
         subjects = [(tool.name, server)]
         subjects += [(name, None) for name in tool.permission_subjects(arguments or {})]
@@ -504,6 +497,10 @@ class Permissions:
             )
         if tool.read_only and not self.outside(tool, arguments or {}):
             return Decision(True, "read-only")
+        if rule := write_guard.naming_rule(tool, arguments or {}, self.allow_patterns, self.rules):
+            return Decision(True, f"allowed by {rule}, which names the path")
+        if write_guard.guarded_writes(tool, arguments or {}, self.workspace):
+            return None  # outside the workspace, or a trust-bearing file: asked every time
         if self.approve_all and not self.rules.deny_unknown:
             return Decision(True, "--yes")
         for pattern in self.allow_patterns:
@@ -521,10 +518,10 @@ class Permissions:
         paths = tool.file_paths(arguments)
         if not paths:
             return []
-        folders = [_real(f) for f in self.workspace()]
+        folders = [real_path(f) for f in self.workspace()]
         found = []
         for path in paths:
-            target = _real(path)
+            target = real_path(path)
             if not any(target == f or target.is_relative_to(f) for f in folders):
                 found.append(path)
         return found
@@ -535,6 +532,8 @@ class Permissions:
         if decision is not None:
             return decision
         if self.asker is None:
+            if guarded := write_guard.guarded_writes(tool, arguments, self.workspace):
+                return Decision(False, write_guard.refusal(tool, guarded))
             how = f"--yes or --allow-tool '{tool.name}'."
             if self.approve_all:  # --yes was given but is off: say why
                 unknown = ", ".join(map(str, self.rules.deny_unknown))
@@ -545,8 +544,8 @@ class Permissions:
             why = "needs the user's approval"
             if tool.read_only and (outside := self.outside(tool, arguments)):
                 why = (
-                    f"reads {', '.join(map(_where, outside))}, outside the working directory and "
-                    "the --add-dir folders, so it needs the user's approval"
+                    f"reads {', '.join(map(write_guard.where, outside))}, outside the working "
+                    "directory and the --add-dir folders, so it needs the user's approval"
                 )
                 how = f"--add-dir, {how}"
             return Decision(

@@ -35,9 +35,9 @@ from cat_code.agent.providers import (
 )
 from cat_code.agent.system_prompt import build_system_prompt
 from cat_code.host.config.load import McpConfig
-from cat_code.host.connect import ServerElicitationHandler
-from cat_code.host.pool import McpPool
-from cat_code.host.prestart import Prestarted
+from cat_code.host.servers.connect import ServerElicitationHandler
+from cat_code.host.servers.pool import McpPool
+from cat_code.host.servers.prestart import Prestarted
 from cat_code.mcp.roots import Roots
 from cat_code.tools.base import Tool
 from cat_code.tools.builtin import FileLedger, builtin_tools
@@ -48,10 +48,13 @@ logger = logging.getLogger(__name__)
 
 def builtin_tool_list(cwd: Path, ledger: FileLedger) -> list[Tool]:
     """The built-in tools every session offers, in the order they are registered: ``shell``
-    and the file tools, which never touch cat-code's own secrets (`private_files`)."""
-    from cat_code.host.home import private_files
+    and the file tools, which never touch cat-code's own files (`private_files`) but the
+    long outputs saved for this project, when a call names one."""
+    from cat_code.host.mcp_tools.output_policy import output_dir
+    from cat_code.host.state.home import private_files
 
-    return builtin_tools(cwd, protected=private_files(), ledger=ledger)
+    own_output = output_dir(project=cwd)
+    return builtin_tools(cwd, protected=private_files(readable=(own_output,)), ledger=ledger)
 
 
 class Session:
@@ -74,7 +77,7 @@ class Session:
         trust_project: bool = False,
     ) -> None:
         from cat_code.agent.memory import load_memory
-        from cat_code.host.home import cat_code_home
+        from cat_code.host.state.home import cat_code_home
 
         self.cwd = cwd or Path.cwd()
         self.max_turns = max_turns or DEFAULT_MAX_TURNS
@@ -93,7 +96,7 @@ class Session:
         self.registry = ToolRegistry(builtin_tool_list(self.cwd, self.ledger))
         self.rules = RuleBook.from_settings(self.cwd, trust_project=trust_project)
         #: cwd and ``--add-dir``; ``/add-dir`` adds more (every server shares them).
-        self.roots = Roots(add_dirs)
+        self.roots = Roots(add_dirs, cwd=self.cwd)
         self.permissions = Permissions(
             approve_all=approve_all,
             allow_patterns=allow_patterns or (),
@@ -169,9 +172,9 @@ class Session:
 
     def workspace(self) -> list[Path]:
         """Where the read-only file tools read without asking: the roots and saved output."""
-        from cat_code.host.output_policy import output_dir
+        from cat_code.host.mcp_tools.output_policy import output_dir
 
-        return [*self.roots.paths, output_dir()]
+        return [*self.roots.paths, output_dir(project=self.cwd)]
 
     def open_pool(
         self,
@@ -183,7 +186,7 @@ class Session:
         """The MCP pool of this session (not connected yet); with ``prestarted``, the
         stdio servers a front end spawned early (it reaped orphans before it did)."""
         if prestarted is None:
-            from cat_code.host.run_records import reap_orphans
+            from cat_code.host.state.run_records import reap_orphans
 
             reap_orphans()  # once, before any server starts
         self.pool = McpPool(
@@ -196,8 +199,8 @@ class Session:
 
     async def connect(self) -> None:
         """Connect every server, then register the resource tools and the servers' tools."""
-        from cat_code.host.resource_tools import resource_tools
-        from cat_code.host.skill_tools import skill_tools
+        from cat_code.host.mcp_tools.resource_tools import resource_tools
+        from cat_code.host.mcp_tools.skill_tools import skill_tools
 
         pool = self.pool
         assert pool is not None, "open_pool first"
@@ -212,7 +215,7 @@ class Session:
 
     def system_prompt(self) -> str:
         """Read afresh for every model request: the servers' instructions may change."""
-        from cat_code.host.skill_tools import skill_summaries
+        from cat_code.host.mcp_tools.skill_tools import skill_summaries
 
         instructions = self.pool.instructions() if self.pool is not None else {}
         skills = skill_summaries(self.pool.known_skills()) if self.pool is not None else ""

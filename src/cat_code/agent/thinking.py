@@ -67,7 +67,7 @@ def _effort(raw: Any, where: str) -> str | None:
 
 def _user_setting() -> dict[str, Any]:
     try:
-        from cat_code.host.settings import SettingsError, read_settings, user_settings_path
+        from cat_code.host.state.settings import SettingsError, read_settings, user_settings_path
 
         value = read_settings(user_settings_path()).get(SETTING)
     except (SettingsError, OSError):

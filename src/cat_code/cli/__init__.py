@@ -3,7 +3,9 @@
 ``cat-code`` starts the REPL, ``cat-code -p PROMPT`` runs the agent once, and
 ``cat-code mcp list|tools|call|login|logout`` inspect, use and sign in to the configured
 MCP servers without a model; ``cat-code sessions`` lists the saved conversations. Parsing
-happens here; each mode is imported only when chosen, so ``--help`` and the ``mcp``
+happens here (each verb group declares its parser and run function in `cat_code.cli.verbs`;
+`cat_code.cli.options.Options` carries what was parsed down); each mode is imported only
+when chosen, so ``--help`` and the ``mcp``
 commands never import the model client or the terminal UI.
 
 `run` is the program (the ``cat-code`` script, ``python -m cat_code``): `main`, and
@@ -18,31 +20,37 @@ itself always returns, for callers in the same process (tests).
 
 from __future__ import annotations
 
-import argparse
 import atexit
 import os
 import sys
 import threading
 from collections.abc import Sequence
 
+from cat_code.cli.encoding import tolerate_unencodable_output
 from cat_code.cli.log import configure_logging
-from cat_code.cli.parser import build_parser, merge_levels
+from cat_code.cli.options import Options, from_namespace
+from cat_code.cli.parser import build_parser
+from cat_code.cli.verbs.base import merge_levels
 
 
 def main(argv: Sequence[str] | None = None) -> int:
-    parser = build_parser()
-    args = parser.parse_args(argv)
-    return _dispatch(parser, args)
+    return _dispatch(_options(argv))
 
 
 def run() -> int:
-    """The ``cat-code`` program; ``-p`` and ``mcp`` end the process without teardown."""
-    parser = build_parser()
-    args = parser.parse_args()
-    code = _dispatch(parser, args)
-    if args.command == "mcp" or args.prompt is not None:
+    """The ``cat-code`` program; ``-p`` and the verbs end the process without teardown."""
+    options = _options(None)
+    code = _dispatch(options)
+    if options.command == "mcp" or options.prompt is not None:
         _exit_now(code)
     return code
+
+
+def _options(argv: Sequence[str] | None) -> Options:
+    """The command line parsed (a usage error exits 2), its levels merged, as `Options`."""
+    args = build_parser().parse_args(argv)
+    merge_levels(args)
+    return from_namespace(args)
 
 
 def _exit_now(code: int) -> None:
@@ -60,46 +68,30 @@ def _exit_now(code: int) -> None:
     os._exit(code)
 
 
-def _run_session(args: argparse.Namespace) -> int:
-    if args.prompt is not None:
+def _run_session(options: Options) -> int:
+    """``-p`` or the REPL (in the worktree `run_session` made, with ``-w``)."""
+    if options.prompt is not None:
         # Its stdio servers boot while the agent is imported (`cat_code.cli.early`).
         from cat_code.cli.early import run_oneshot_early
 
-        return run_oneshot_early(args)
+        return run_oneshot_early(options)
     from cat_code.repl.app import run_repl
 
-    return run_repl(args)
+    return run_repl(options)
 
 
-def _dispatch(parser: argparse.ArgumentParser, args: argparse.Namespace) -> int:
-    merge_levels(args)
-    configure_logging(args.verbose)
+def _dispatch(options: Options) -> int:
+    """The one dispatch: the verb's run function, else ``-p``, else the REPL."""
+    tolerate_unencodable_output()  # before anything is printed: see cli/encoding.py
+    configure_logging(options.verbose)
     try:
-        if args.command == "mcp":
-            if args.mcp_command is None:
-                parser.parse_args(["mcp", "--help"])
-            from cat_code.cli.mcp_servers import run_mcp_command
-
-            return run_mcp_command(args)
-        if args.command == "project":
-            from cat_code.cli.project import run_project_command
-
-            return run_project_command(args)
-        if args.command == "sessions":
-            from cat_code.cli.sessions import run_sessions_command
-
-            return run_sessions_command(args)
-        if args.command == "worktree":
-            if args.worktree_command is None:
-                parser.parse_args(["worktree", "--help"])
-            from cat_code.cli.worktrees import run_worktree_command
-
-            return run_worktree_command(args)
+        if options.run is not None:
+            return options.run(options)
         from cat_code.cli.worktree_session import run_session
 
-        return run_session(args, lambda: _run_session(args))
+        return run_session(options, _run_session)
     except KeyboardInterrupt:
-        # SIGINT outside a command's handlers (`cat_code.host.shutdown`): the same 128 + N.
+        # SIGINT outside a command's handlers (`cat_code.host.servers.shutdown`): the same 128 + N.
         return 130
 
 

@@ -9,7 +9,7 @@ from __future__ import annotations
 import logging
 import sys
 
-from cat_code.host.safe_text import safe_text
+from cat_code.base.safe_text import safe_text
 
 
 class _SafeFormatter(logging.Formatter):

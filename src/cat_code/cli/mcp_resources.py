@@ -1,7 +1,7 @@
 """``cat-code mcp resources | read | prompts | skills``: what the servers offer, from the shell.
 
 Like the other ``mcp`` commands, each connects only the servers it needs, works, and
-closes them on every path (signals included, `cat_code.host.shutdown`). Exit codes: 0 on
+closes them on every path (signals included, `cat_code.host.servers.shutdown`). Exit codes: 0 on
 success, 1 when a server failed (to connect, to list, to read) or is a project server
 waiting for approval (named, with the ``cat-code mcp approve`` hint, as ``mcp tools``
 does), 2 on a usage error (an unknown server, named with those configured). ``read``
@@ -15,28 +15,28 @@ its server.
 
 from __future__ import annotations
 
-import argparse
 import asyncio
 import sys
 from typing import TYPE_CHECKING, Any
 
+from cat_code.base.safe_text import safe_json, safe_text
 from cat_code.cli.connected import with_pool
+from cat_code.cli.options import Options
 from cat_code.cli.output import EXIT_FAILED, EXIT_OK, EXIT_USAGE, print_error, print_line
 from cat_code.host.config.load import McpConfig, only_servers
-from cat_code.host.safe_text import safe_json, safe_text
 from cat_code.mcp.roots import Roots
 
-# The rest is imported after the stdio servers are spawned (`cat_code.host.prestart`).
+# The rest is imported after the stdio servers are spawned (`cat_code.host.servers.prestart`).
 if TYPE_CHECKING:
-    from cat_code.host.catalog import Gathered
-    from cat_code.host.pool import McpPool
+    from cat_code.host.servers.catalog import Gathered
+    from cat_code.host.servers.pool import McpPool
 
 COMMANDS = ("resources", "read", "prompts", "skills")
 
 
-def run_resource_command(args: argparse.Namespace, config: McpConfig, roots: Roots) -> int:
+def run_resource_command(args: Options, config: McpConfig, roots: Roots) -> int:
     """``mcp resources``, ``read``, ``prompts`` or ``skills``, by ``args.mcp_command``."""
-    server: str | None = args.server
+    server = args.server
     if server is not None and server not in config.names:
         known = ", ".join(config.names) or "none"
         print_error(f"no MCP server named {server!r} (configured: {known})")
@@ -44,14 +44,14 @@ def run_resource_command(args: argparse.Namespace, config: McpConfig, roots: Roo
     return asyncio.run(_run(args, only_servers(config, [server] if server else None), roots))
 
 
-async def _run(args: argparse.Namespace, config: McpConfig, roots: Roots) -> int:
+async def _run(args: Options, config: McpConfig, roots: Roots) -> int:
     command, server = args.mcp_command, args.server
 
     async def work(pool: McpPool) -> int:
         if command == "resources":
             return await _resources(pool, as_json=args.json)
         if command == "read":
-            return await _read(pool, server, args.uri, as_json=args.json)
+            return await _read(pool, server or "", args.uri or "", as_json=args.json)
         if command == "skills":
             return await _skills(pool, as_json=args.json)
         return await _prompts(pool, as_json=args.json)
@@ -61,7 +61,7 @@ async def _run(args: argparse.Namespace, config: McpConfig, roots: Roots) -> int
 
 def _connect_failures(pool: McpPool) -> int:
     """Say which servers did not connect; how many."""
-    from cat_code.host.server import ServerState
+    from cat_code.host.servers.server import ServerState
 
     failed = [s for s in pool.status() if s.state in (ServerState.FAILED, ServerState.NEEDS_LOGIN)]
     for status in failed:
@@ -72,7 +72,7 @@ def _connect_failures(pool: McpPool) -> int:
 def _waiting(pool: McpPool) -> int:
     """Say which project servers wait for approval (what they offer is unknown, not
     absent: a bare "none" would hide it); how many."""
-    from cat_code.host.server import ServerState
+    from cat_code.host.servers.server import ServerState
     from cat_code.host.status import waiting_line
 
     waiting = [s for s in pool.status() if s.state is ServerState.NEEDS_APPROVAL]
@@ -117,7 +117,7 @@ async def _resources(pool: McpPool, *, as_json: bool) -> int:
 
 
 async def _read(pool: McpPool, server: str, uri: str, *, as_json: bool) -> int:
-    from cat_code.host.resource_tools import read_failure
+    from cat_code.host.mcp_tools.resource_tools import read_failure
     from cat_code.mcp.resources import blob_bytes, contents_text, decoded_text, describe_blob
 
     await pool.connect_all()
@@ -156,7 +156,7 @@ async def _read(pool: McpPool, server: str, uri: str, *, as_json: bool) -> int:
 
 
 async def _prompts(pool: McpPool, *, as_json: bool) -> int:
-    from cat_code.host.prompts import command_names
+    from cat_code.host.mcp_tools.prompts import command_names
     from cat_code.host.status import format_prompts
 
     await pool.connect_all()

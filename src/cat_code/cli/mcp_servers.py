@@ -4,9 +4,9 @@ The output formats are stable (scripts and tests read them): ``list`` prints ali
 columns or, with ``--json``, an array of status objects; ``tools`` one line per tool;
 ``call`` the flattened result. Every command connects, works, and closes every server
 before it returns, on every path; SIGINT, SIGTERM and SIGHUP stop the command, close every
-server and exit 128 + N (`cat_code.host.shutdown`). The texts come from `cat_code.host.status`
-(`format_status`, shared with the REPL's ``/mcp``) and sign-in/out from `cat_code.host.signin`
-(shared with its ``/mcp login`` and ``/mcp logout``). A sign-in
+server and exit 128 + N (`cat_code.host.servers.shutdown`). The texts come from
+`cat_code.host.status` (`format_status`, shared with the REPL's ``/mcp``) and sign-in/out
+from `cat_code.host.servers.signin` (shared with ``/mcp login`` and ``/mcp logout``). A sign-in
 connects the one server once through an ``McpAuth`` with a person at hand (a
 `LoopbackAuthorizer`), so the whole OAuth flow runs and its tokens are stored; no token
 is ever printed.
@@ -14,7 +14,6 @@ is ever printed.
 
 from __future__ import annotations
 
-import argparse
 import asyncio
 import difflib
 import json
@@ -22,60 +21,78 @@ import logging
 import sys
 from typing import TYPE_CHECKING, Any
 
+from cat_code.base.safe_text import SafeWriter, safe_json, safe_text
 from cat_code.cli.connected import with_pool
+from cat_code.cli.options import Options, Run
 from cat_code.cli.output import EXIT_FAILED, EXIT_OK, EXIT_USAGE, print_error, print_line
-from cat_code.host.config.load import McpConfig, load_config_from_args, only_servers
-from cat_code.host.run_records import reap_orphans
-from cat_code.host.safe_text import SafeWriter, safe_json, safe_text
-from cat_code.host.shutdown import run_until_signal
+from cat_code.host.config.load import McpConfig, load_run_config, only_servers
+from cat_code.host.servers.shutdown import run_until_signal
+from cat_code.host.state.run_records import reap_orphans
 from cat_code.mcp.errors import describe_error
 from cat_code.mcp.roots import Roots
 
-# The rest is imported after the stdio servers are spawned (`cat_code.host.prestart`):
+# The rest is imported after the stdio servers are spawned (`cat_code.host.servers.prestart`):
 # a server boots on the other core while these load.
 if TYPE_CHECKING:
-    from cat_code.host.pool import McpPool
-    from cat_code.host.server import ServerStatus
+    from cat_code.host.servers.pool import McpPool
+    from cat_code.host.servers.server import ServerStatus
 
 logger = logging.getLogger(__name__)
 
 
-#: The verbs that edit config files (`cat_code.cli.mcp_manage`).
-MANAGE_COMMANDS = frozenset({"add", "remove", "get", "enable", "disable", "import"})
-
-
-def run_mcp_command(args: argparse.Namespace) -> int:
-    command = args.mcp_command
-    if command in MANAGE_COMMANDS:  # they edit the files: no config loaded here
-        # Imported only when chosen: `mcp list` and `mcp call` start faster without it.
-        from cat_code.cli.mcp_manage import run_manage_command
-
-        return run_manage_command(args)
-    if command in ("approve", "reject"):  # they decide about the project file: no config
-        from cat_code.cli.mcp_trust import run_trust_command
-
-        return run_trust_command(args)
-    config = load_config_from_args(args)
-    if command not in ("login", "logout"):  # these connect no pool
-        # Once, before any server starts: the groups a killed cat-code left are ended meanwhile.
+def _config(args: Options, *, connects: bool = True) -> tuple[McpConfig, Roots]:
+    """The run's config and roots (the working directory and ``--add-dir``); a verb that
+    connects servers first ends the groups a killed cat-code left (meanwhile they boot)."""
+    config = load_run_config(args.config_paths, trust_project=args.trust_project)
+    if connects:
         reap_orphans()
-    #: The folders the servers may work in: the working directory and ``--add-dir``.
-    roots = Roots(args.add_dir)
-    if command == "list":
-        return asyncio.run(_list(config, roots, as_json=args.json))
-    if command == "tools":
-        return asyncio.run(_tools(config, roots, args.server, as_json=args.json))
-    if command == "call":
-        return asyncio.run(_call(config, roots, args.tool, args.arguments, as_json=args.json))
-    if command == "login":
-        return asyncio.run(_login(config, args.server, no_browser=args.no_browser))
-    if command == "logout":
-        return asyncio.run(_logout(config, args.server))
-    if command in ("resources", "read", "prompts", "skills"):
-        from cat_code.cli.mcp_resources import run_resource_command
+    return config, Roots(args.add_dir)
 
-        return run_resource_command(args, config, roots)
-    raise AssertionError(f"unknown mcp command {command!r}")
+
+def _run_list(args: Options) -> int:
+    config, roots = _config(args)
+    return asyncio.run(_list(config, roots, as_json=args.json))
+
+
+def _run_tools(args: Options) -> int:
+    config, roots = _config(args)
+    return asyncio.run(_tools(config, roots, args.server, as_json=args.json))
+
+
+def _run_call(args: Options) -> int:
+    config, roots = _config(args)
+    return asyncio.run(_call(config, roots, args.tool or "", args.arguments, as_json=args.json))
+
+
+def _run_login(args: Options) -> int:
+    config, _ = _config(args, connects=False)  # a sign-in connects no pool
+    return asyncio.run(_login(config, args.server or "", no_browser=args.no_browser))
+
+
+def _run_logout(args: Options) -> int:
+    config, _ = _config(args, connects=False)
+    return asyncio.run(_logout(config, args.server or ""))
+
+
+def _run_offering(args: Options) -> int:
+    from cat_code.cli.mcp_resources import run_resource_command
+
+    config, roots = _config(args)
+    return run_resource_command(args, config, roots)
+
+
+#: ``mcp`` subcommand → its run function (`cat_code.cli.verbs` sets them on the parsers).
+VERBS: dict[str, Run] = {
+    "list": _run_list,
+    "tools": _run_tools,
+    "call": _run_call,
+    "login": _run_login,
+    "logout": _run_logout,
+    "resources": _run_offering,
+    "read": _run_offering,
+    "prompts": _run_offering,
+    "skills": _run_offering,
+}
 
 
 async def _list(config: McpConfig, roots: Roots, *, as_json: bool) -> int:
@@ -105,7 +122,7 @@ async def _tools(config: McpConfig, roots: Roots, server: str | None, *, as_json
     chosen = only_servers(config, [server] if server else None)
 
     async def work(pool: McpPool) -> int:
-        from cat_code.host.server import ServerState
+        from cat_code.host.servers.server import ServerState
         from cat_code.host.status import format_tools, tool_json
 
         await pool.connect_all()
@@ -142,14 +159,14 @@ async def _call(
             f'JSON_ARGS must be a JSON object like \'{{"key": "value"}}\', got: {raw_arguments}'
         )
         return EXIT_USAGE
-    from cat_code.host.tool_adapter import may_belong_to
+    from cat_code.host.mcp_tools.tool_adapter import may_belong_to
 
     known = [s.name for s in config.servers] + [w.name for w in config.waiting]
     candidates = [server for server in known if may_belong_to(server, name)]
     chosen = only_servers(config, candidates or None)
 
     async def work(pool: McpPool) -> int:
-        from cat_code.host.server import ServerState
+        from cat_code.host.servers.server import ServerState
 
         await pool.connect_all()
         tool = pool.find_tool(name)
@@ -207,22 +224,9 @@ async def _decline(server: str, params: dict[str, Any]) -> dict[str, Any]:
 
 def _unavailable(status: ServerStatus) -> str | None:
     """Why a server's tools cannot be used, naming its state and the way out; None if they can."""
-    from cat_code.host.server import ServerState
+    from cat_code.host.status import unavailable_line
 
-    name = status.name
-    if status.state is ServerState.DISABLED:
-        return f"MCP server '{name}' is disabled (cat-code mcp enable {name})"
-    if status.state is ServerState.FAILED:
-        return f"MCP server '{name}' failed: {status.error}"
-    if status.state is ServerState.NEEDS_LOGIN:
-        return f"MCP server '{name}' needs a sign-in (cat-code mcp login {name})"
-    if status.state is ServerState.NEEDS_APPROVAL:
-        from cat_code.host.status import waiting_line
-
-        return waiting_line(status)
-    if status.state is ServerState.REJECTED:
-        return f"MCP server '{name}' is a project server you rejected (cat-code mcp approve {name})"
-    return None
+    return unavailable_line(status)
 
 
 def _guesses(name: str, known: list[str]) -> list[str]:
@@ -235,8 +239,8 @@ def _guesses(name: str, known: list[str]) -> list[str]:
 
 
 async def _login(config: McpConfig, name: str, *, no_browser: bool) -> int:
-    from cat_code.host.home import token_store
-    from cat_code.host.signin import SignIn, SignInTarget, sign_in_entry
+    from cat_code.host.servers.signin import SignIn, SignInTarget, sign_in_entry
+    from cat_code.host.state.home import token_store
     from cat_code.mcp.auth.callback import LoopbackAuthorizer
 
     try:
@@ -281,8 +285,8 @@ class _Nothing:
 
 
 async def _logout(config: McpConfig, name: str) -> int:
-    from cat_code.host.home import token_store
-    from cat_code.host.signin import SignInTarget, sign_in_entry, sign_out
+    from cat_code.host.servers.signin import SignInTarget, sign_in_entry, sign_out
+    from cat_code.host.state.home import token_store
 
     try:
         entry = sign_in_entry(config, name)

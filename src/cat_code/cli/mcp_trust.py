@@ -9,18 +9,17 @@ Exit 0 when recorded; 2 for an unknown NAME or no NAME at all (nothing is record
 
 from __future__ import annotations
 
-import argparse
-
+from cat_code.cli.options import Options
 from cat_code.cli.output import EXIT_FAILED, EXIT_OK, EXIT_USAGE, print_error, print_line
-from cat_code.host.config.trust import Decision, UnknownProjectServer, decide
+from cat_code.host.config.trust import TrustDecision, UnknownProjectServer, decide
 from cat_code.host.status import decision_line
 from cat_code.mcp.errors import ConfigError
 
 
-def run_trust_command(args: argparse.Namespace) -> int:
+def run_trust_command(args: Options) -> int:
     """``mcp approve`` or ``mcp reject`` (``args.mcp_command``); its exit code."""
     approve = args.mcp_command == "approve"
-    every = approve and bool(args.all)
+    every = approve and args.all
     names: list[str] = list(args.names)
     if approve and every and names:
         print_error("mcp approve takes server names or --all (not both)")
@@ -28,7 +27,7 @@ def run_trust_command(args: argparse.Namespace) -> int:
     if approve and not every and not names:
         print_error("mcp approve: name the project servers to approve, or --all")
         return EXIT_USAGE
-    decision = Decision.APPROVED if approve else Decision.REJECTED
+    decision = TrustDecision.APPROVED if approve else TrustDecision.REJECTED
     try:
         decided = decide(names, decision, every=every)
     except UnknownProjectServer as exc:

@@ -9,7 +9,7 @@ can ask: tools that would need approval are refused unless ``--yes`` or
 ``--allow-tool`` approves them, elicitation requests are declined, and a server that
 needs a sign-in is named on stderr, never signed in (no browser). Exit 0 when the model
 gave its answer, 1 otherwise. SIGINT, SIGTERM and SIGHUP end the run through the
-same cleanup as success (`cat_code.host.shutdown`): every MCP server is closed before the
+same cleanup as success (`cat_code.host.servers.shutdown`): every MCP server is closed before the
 process exits, with 128 + N. Everything printed, the answer included, goes through
 `safe_text`: no server and no model output can drive the terminal.
 
@@ -29,7 +29,6 @@ and ``total_cost_usd`` prices it (null for a model whose price is unknown).
 
 from __future__ import annotations
 
-import argparse
 import asyncio
 import logging
 import sys
@@ -45,20 +44,21 @@ from cat_code.agent.loop import AgentEvents, Outcome
 from cat_code.agent.providers.base import AssistantMessage, ModelError, ToolCall
 from cat_code.agent.session import Session
 from cat_code.agent.transcript import tool_line
+from cat_code.base.safe_text import safe_json, safe_text
+from cat_code.cli.options import Options
 from cat_code.cli.output import EXIT_FAILED, EXIT_OK, EXIT_USAGE
 from cat_code.host.config.load import McpConfig
-from cat_code.host.prestart import Prestarted
-from cat_code.host.safe_text import safe_json, safe_text
-from cat_code.host.server import ServerState
-from cat_code.host.shutdown import run_until_signal
-from cat_code.host.status import declined_line
+from cat_code.host.servers.prestart import Prestarted
+from cat_code.host.servers.server import ServerState
+from cat_code.host.servers.shutdown import run_until_signal
+from cat_code.host.status import declined_line, unavailable_line
 from cat_code.tools.base import ToolResult
 
 logger = logging.getLogger(__name__)
 
 
 def run_oneshot(
-    args: argparse.Namespace,
+    args: Options,
     *,
     runner: asyncio.Runner | None = None,
     config: McpConfig | None = None,
@@ -66,17 +66,13 @@ def run_oneshot(
 ) -> int:
     """Entry point for ``cat-code -p``; `cat_code.cli.early` gives the loop (``runner``)
     its stdio servers were spawned on, with their ``config``, as ``prestarted``."""
-    report = _Report(getattr(args, "output_format", "text"), getattr(args, "model", None))
+    report = _Report(args.output_format, args.model)
     try:
-        resumed = resolve(
-            Path.cwd(),
-            resume=getattr(args, "resume", None),
-            continue_latest=getattr(args, "continue_session", False),
-        )
+        resumed = resolve(Path.cwd(), resume=args.resume, continue_latest=args.continue_session)
     except SessionNotFound as exc:
         report.failed(str(exc))
         return EXIT_USAGE
-    prompt: str = args.prompt
+    prompt = args.prompt or ""
     if prompt == "-":
         prompt = sys.stdin.read()
     if not prompt.strip():
@@ -267,6 +263,8 @@ class _OneShotEvents(AgentEvents):
 
     def compacted(self, result: Compaction) -> None:
         _say(f"cat-code: {result.describe()}")
+        if not result.applied:
+            return  # the conversation is as it was: no boundary
         metadata = {
             "trigger": "auto" if result.automatic else "manual",
             "pre_tokens": result.tokens_before,
@@ -293,7 +291,7 @@ def _server_state(state: ServerState) -> str:
 
 
 async def _run(
-    args: argparse.Namespace,
+    args: Options,
     prompt: str,
     report: _Report,
     resumed: LoadedSession | None,
@@ -307,9 +305,9 @@ async def _run(
         add_dirs=args.add_dir,
         max_turns=args.max_turns,
         events=(events := _OneShotEvents(report)),
-        append_system_prompt=getattr(args, "append_system_prompt", None),
+        append_system_prompt=args.append_system_prompt,
         resume=resumed,
-        trust_project=bool(getattr(args, "trust_project", False)),
+        trust_project=args.trust_project,
     )
     report.session_id, report.meter = session.session_id, session.meter
     for warning in resumed.warnings if resumed is not None else ():
@@ -320,9 +318,9 @@ async def _run(
         return EXIT_FAILED
 
     if config is None:
-        from cat_code.host.config.load import load_config_from_args
+        from cat_code.host.config.load import load_run_config
 
-        config = load_config_from_args(args)
+        config = load_run_config(args.config_paths, trust_project=args.trust_project)
     pool = session.open_pool(config, elicitation_handler=_decline, prestarted=prestarted)
     # The SDK import (about a second) overlaps the servers' startup.
     prepare = asyncio.create_task(provider.prepare(), name="model-prepare")
@@ -332,13 +330,9 @@ async def _run(
         try:
             await session.connect()
             for status in pool.status():
-                if status.state is ServerState.FAILED:
-                    _say(f"cat-code: MCP server '{status.name}' failed: {status.error}")
-                elif status.state is ServerState.NEEDS_LOGIN:  # never a browser: say who and how
-                    _say(
-                        f"cat-code: MCP server '{status.name}' needs a sign-in: "
-                        f"run cat-code mcp login {status.name}"
-                    )
+                if status.state in (ServerState.FAILED, ServerState.NEEDS_LOGIN):
+                    # Never a browser for a sign-in: say who and how.
+                    _say(f"cat-code: {unavailable_line(status)}")
                 elif status.state is ServerState.NEEDS_APPROVAL:  # nothing can ask here
                     _say(
                         f"cat-code: skipped project server '{status.name}' (./.mcp.json, not "

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import sys
 
-from cat_code.host.safe_text import safe_text
+from cat_code.base.safe_text import safe_text
 
 EXIT_OK = 0
 

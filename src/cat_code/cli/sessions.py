@@ -8,14 +8,14 @@ when there are none. Prompts are untrusted text: they go through `safe_line`.
 
 from __future__ import annotations
 
-import argparse
 import logging
 import sys
 from pathlib import Path
 from typing import Any
 
 from cat_code.agent.history import LoadedSession, list_sessions, session_line
-from cat_code.host.safe_text import safe_json
+from cat_code.base.safe_text import safe_json
+from cat_code.cli.options import Options
 
 logger = logging.getLogger(__name__)
 
@@ -32,7 +32,7 @@ def session_record(session: LoadedSession) -> dict[str, Any]:
     }
 
 
-def run_sessions_command(args: argparse.Namespace) -> int:
+def run_sessions_command(args: Options) -> int:
     sessions = list_sessions(Path.cwd())
     if args.json:
         records = [session_record(s) for s in sessions]

@@ -12,15 +12,16 @@ Invariant: a worktree that could not be created leaves nothing behind and no ses
 
 from __future__ import annotations
 
-import argparse
 import asyncio
 import contextlib
+import dataclasses
 import os
 import sys
 from collections.abc import Callable, Iterator
 from pathlib import Path
 
-from cat_code.host.safe_text import safe_line
+from cat_code.base.safe_text import safe_line
+from cat_code.cli.options import Options
 from cat_code.host.worktrees import (
     InvalidName,
     Worktree,
@@ -36,29 +37,31 @@ from cat_code.host.worktrees import (
 _SIGNALLED = 128
 
 
-def run_session(args: argparse.Namespace, run: Callable[[], int]) -> int:
+def run_session(options: Options, run: Callable[[Options], int]) -> int:
     """Run ``run`` (the session), inside a new worktree when ``-w`` was given."""
     sweep_at_start(Path.cwd())
-    name = getattr(args, "worktree", None)
+    name = options.worktree
     if name is None:
-        return run()
+        return run(options)
     try:
         worktree = asyncio.run(create_worktree(Path.cwd(), name or None))
     except WorktreeError as exc:
         sys.stderr.write(f"cat-code: {exc}\n")
         return 2 if isinstance(exc, InvalidName) else 1
-    args.active_worktree = worktree
-    # Paths given on the command line meant the folder the user typed them in.
-    if getattr(args, "mcp_config", None):
-        args.mcp_config = [os.path.abspath(path) for path in args.mcp_config]
+    options = dataclasses.replace(
+        options,
+        active_worktree=worktree,
+        # Paths given on the command line meant the folder the user typed them in.
+        mcp_config=tuple(os.path.abspath(path) for path in options.mcp_config),
+    )
     _say(f"working in worktree {worktree.name} (branch {worktree.branch}) at {worktree.path}")
     code: int | None = None  # stays None when the session raised (Ctrl-C outside a turn)
     try:
         with _inside(worktree.path):
-            code = run()
+            code = run(options)
     finally:
         ended_well = code is not None and code < _SIGNALLED
-        _settle(worktree, asking=args.prompt is None and ended_well)
+        _settle(worktree, asking=options.prompt is None and ended_well)
     return code
 
 

@@ -9,15 +9,15 @@ worktree); 2 for a NAME that is not a valid name.
 
 from __future__ import annotations
 
-import argparse
 import asyncio
 import datetime
 import sys
 from pathlib import Path
 from typing import Any
 
-from cat_code.host.run_records import OwnerState
-from cat_code.host.safe_text import safe_json, safe_line
+from cat_code.base.safe_text import safe_json, safe_line
+from cat_code.cli.options import Options
+from cat_code.host.state.run_records import OwnerState
 from cat_code.host.worktrees import (
     InvalidName,
     WorktreeEntry,
@@ -29,13 +29,15 @@ from cat_code.host.worktrees import (
 )
 
 
-def run_worktree_command(args: argparse.Namespace) -> int:
-    verb = args.worktree_command
+def run_worktree_command(options: Options) -> int:
+    """``cat-code worktree list|remove|gc`` (``options.worktree_command``); its exit code."""
+    verb = options.worktree_command
     try:
         if verb == "list":
-            return asyncio.run(_list(as_json=args.json))
+            return asyncio.run(_list(as_json=options.json))
         if verb == "remove":
-            return asyncio.run(_remove(args.name, force=args.force))
+            assert options.name is not None  # a required positional
+            return asyncio.run(_remove(options.name, force=options.force))
         return asyncio.run(_gc())
     except InvalidName as exc:
         sys.stderr.write(f"cat-code: {exc}\n")

@@ -10,16 +10,16 @@ newline or an escape sequence in it can neither fake another line nor drive the 
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Iterable, Sequence
 from pathlib import Path
 from typing import Any
 
+from cat_code.base.safe_text import safe_line
 from cat_code.host.config.load import McpConfig, approval_hint
-from cat_code.host.config.trust import Decision
-from cat_code.host.pool import McpPool
-from cat_code.host.prompts import usage
-from cat_code.host.safe_text import safe_line
-from cat_code.host.server import ServerState, ServerStatus
+from cat_code.host.config.trust import TrustDecision
+from cat_code.host.mcp_tools.prompts import usage
+from cat_code.host.servers.pool import McpPool
+from cat_code.host.servers.server import McpServer, ServerState, ServerStatus
 from cat_code.mcp.elicitation import is_url_request
 from cat_code.mcp.skills import Skill
 from cat_code.mcp.wire import Prompt, Resource, ResourceTemplate
@@ -94,10 +94,70 @@ def format_status(
     return "\n".join(lines)
 
 
-def decision_line(name: str, target: str, decision: Decision) -> str:
+def tools_registered(server: McpServer | int) -> str:
+    """ "N tool(s) registered": the count every front end gives of a server's tools."""
+    count = server if isinstance(server, int) else len(server.tools)
+    return f"{count} tool(s) registered"
+
+
+def not_connected_line(server: McpServer) -> str:
+    """A server that did not come up after a command: its name, its state and why."""
+    why = f": {server.error}" if server.error else ""
+    return f"{server.name} is {server.state}{why}"
+
+
+def unavailable_line(status: ServerStatus, *, in_repl: bool = False) -> str | None:
+    """Why a server's tools cannot be used, naming its state and the way out (a shell
+    command, or in the REPL a slash command); None when they can. One wording for
+    ``cat-code mcp``, the REPL and ``-p``."""
+    name = status.name
+    run = "/mcp" if in_repl else "cat-code mcp"
+    if status.state is ServerState.DISABLED:
+        return f"MCP server '{name}' is disabled ({run} enable {name})"
+    if status.state is ServerState.FAILED:
+        return f"MCP server '{name}' failed: {status.error}"
+    if status.state is ServerState.NEEDS_LOGIN:
+        return f"MCP server '{name}' needs a sign-in ({run} login {name})"
+    if status.state is ServerState.NEEDS_APPROVAL:
+        return waiting_line(status)
+    if status.state is ServerState.REJECTED:
+        return f"MCP server '{name}' is a project server you rejected ({run} approve {name})"
+    return None
+
+
+def unusable_line(name: str, error: str) -> str:
+    """A configured server whose entry cannot be used at all (REPL, shell and sign-in)."""
+    return f"MCP server '{name}' cannot be used: {error}"
+
+
+def mcp_summary(statuses: Iterable[ServerStatus]) -> str | None:
+    """The one line the REPL shows when the servers are done connecting or reloaded (None
+    when none are configured)."""
+    statuses = [s for s in statuses if s.state not in (ServerState.DISABLED, ServerState.REJECTED)]
+    if not statuses:
+        return None
+    connected = [s for s in statuses if s.state is ServerState.CONNECTED]
+    failed = [s for s in statuses if s.state is ServerState.FAILED]
+    login = [s.name for s in statuses if s.state is ServerState.NEEDS_LOGIN]
+    line = f"MCP: {len(connected)} server(s), {tools_registered(sum(s.tools for s in connected))}"
+    if failed:
+        line += f", {len(failed)} failed — see /mcp"
+    if len(login) == 1:
+        line += f", 1 needs login — /mcp login {login[0]}"
+    elif login:
+        line += f", {len(login)} need login — /mcp login NAME ({', '.join(login)})"
+    waiting = [s.name for s in statuses if s.state is ServerState.NEEDS_APPROVAL]
+    if len(waiting) == 1:
+        line += f", 1 waits for approval — /mcp approve {waiting[0]}"
+    elif waiting:
+        line += f", {len(waiting)} wait for approval — /mcp approve NAME ({', '.join(waiting)})"
+    return line
+
+
+def decision_line(name: str, target: str, decision: TrustDecision) -> str:
     """What approving or rejecting one project server says (``mcp approve``, ``/mcp approve``)."""
     where = f" ({target})" if target else ""
-    if decision is Decision.APPROVED:
+    if decision is TrustDecision.APPROVED:
         return f"Approved project server '{name}'{where} for this folder."
     return f"Rejected project server '{name}'{where}: it will not run in this folder."
 

@@ -3,7 +3,7 @@
 Every entry of ``prompts/list``, every message of ``prompts/get`` and every
 ``completion/complete`` answer is checked here (bad entries are left out with a warning
 naming the server). What a person does with a prompt — typed arguments, the text a model
-reads, command names — is the host's (`cat_code.host.prompts`).
+reads, command names — is the host's (`cat_code.host.mcp_tools.prompts`).
 """
 
 from __future__ import annotations

@@ -31,8 +31,8 @@ from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
 from typing import Any
 
+from cat_code.base.frontmatter import parse_frontmatter
 from cat_code.mcp.errors import ProtocolError
-from cat_code.mcp.frontmatter import parse_frontmatter
 from cat_code.mcp.wire import ReadResourceResult
 
 logger = logging.getLogger(__name__)

@@ -13,9 +13,12 @@ Two shapes, told apart by the answer (not by the era), followed by one `TaskWait
   outcome (and carries the server's own requests while input is required); status
   notifications are ``notifications/tasks/status``.
 Invariants: a poll is one request bounded by the request timeout, sent at the server's
-interval (clamped to `POLL_S`) or at once when a status notification arrives; the whole
-wait is bounded by the task's TTL and the caller's limit (``toolTimeoutMs``), never by the
-request timeout; giving up (a limit, Ctrl-C) sends ``tasks/cancel``; every change of status
+interval (clamped to `POLL_S`) or sooner when a status notification arrives, but never
+sooner than `POLL_S`'s floor after the previous one, whatever the server asks or sends
+(a server answering ``pollInterval: 0`` made us poll 286 times in 15 s); the whole wait is
+bounded by the task's TTL and the caller's limit (``toolTimeoutMs``; without one,
+`DEFAULT_LIMIT_S`: a huge TTL does not make a wait endless), never by the request
+timeout; giving up (a limit, Ctrl-C) sends ``tasks/cancel``; every change of status
 is reported through the call's progress handler.
 """
 
@@ -36,9 +39,13 @@ from cat_code.mcp.transports.base import JsonObject
 logger = logging.getLogger(__name__)
 
 TASKS_EXTENSION = "io.modelcontextprotocol/tasks"
-#: (fewest, most) seconds between two polls: a server asking for 1 ms must not make us
-#: spin, one asking for an hour must not leave the user without news.
-POLL_S = (0.05, 10.0)
+#: (fewest, most) seconds between two polls: a server asking for 0 ms (or notifying
+#: without end) must not make us spin, one asking for an hour must not leave the user
+#: without news.
+POLL_S = (0.25, 10.0)
+#: The longest a task is followed when the caller sets no limit (no ``toolTimeoutMs``),
+#: whatever TTL the server names; a longer job needs the entry's ``toolTimeoutMs``.
+DEFAULT_LIMIT_S = 600.0
 #: Between polls when the server names no interval.
 DEFAULT_POLL_S = 1.0
 #: How long ``tasks/cancel`` may take when we give up on a task.
@@ -158,10 +165,12 @@ class TaskWait:
         self._request = request
         self._answer_inputs = answer_inputs
         self._spawn = spawn
-        self._limit = math.inf if limit is None else limit
+        self._limit = limit if limit is not None and limit < math.inf else None
         self._report = report
         self._wake = asyncio.Event()
         self._polls = 0
+        #: The loop time of the last request about the task (the first: its creation).
+        self._last_poll: float | None = None
         self._shown: tuple[TaskStatus, str | None] | None = None
 
     @property
@@ -181,8 +190,13 @@ class TaskWait:
         """The call's result; raises `RequestTimeout` past the TTL or the caller's limit
         (after ``tasks/cancel``), the task's error when it failed."""
         ttl = self.task.ttl_s if self.task.ttl_s is not None else math.inf
-        bound, why = (ttl, "its TTL") if ttl <= self._limit else (self._limit, "toolTimeoutMs")
-        deadline = asyncio.timeout(None if bound == math.inf else bound)
+        limit, why = (
+            (self._limit, "toolTimeoutMs")
+            if self._limit is not None
+            else (DEFAULT_LIMIT_S, "cat-code's default limit for tasks")
+        )
+        bound, why = (ttl, "its TTL") if ttl <= limit else (limit, why)
+        deadline = asyncio.timeout(bound)
         try:
             async with deadline:
                 return await self._follow()
@@ -199,6 +213,7 @@ class TaskWait:
             raise
 
     async def _follow(self) -> JsonObject:
+        self._last_poll = asyncio.get_running_loop().time()
         while True:
             task = self.task
             self._show(task)
@@ -231,8 +246,10 @@ class TaskWait:
                 )
             else:
                 await self._pause(task.poll_s)
+            await self._floor()
             self._wake.clear()
             self._polls += 1
+            self._last_poll = asyncio.get_running_loop().time()
             self.task = read_task(
                 await self._request("tasks/get", {"taskId": self.task_id}), self.shape, task
             )
@@ -241,6 +258,14 @@ class TaskWait:
         """Wait for the next poll: the interval, or less if a notification arrives."""
         with contextlib.suppress(TimeoutError):
             await asyncio.wait_for(self._wake.wait(), seconds)
+
+    async def _floor(self) -> None:
+        """Wait out what is left of the floor since the last poll: a notification, or a
+        server that answers input after input, never makes polls come faster."""
+        assert self._last_poll is not None
+        left = self._last_poll + POLL_S[0] - asyncio.get_running_loop().time()
+        if left > 0:
+            await asyncio.sleep(left)
 
     def _show(self, task: Task) -> None:
         shown = (task.status, task.message)

@@ -7,9 +7,11 @@ what is wrong, so the form asks again. `fill_form` drives one request through tw
 injected callables (``ask`` a line with a pre-filled default, ``say`` a line), so it is
 tested without a terminal. Ctrl-C anywhere is "cancel", Ctrl-D is "decline"; only an
 explicit accept sends content back. A URL request (``mode: "url"``) shows the server, its
-message and the whole URL with its host highlighted (look-alike hosts flagged), and
-opens the browser only after the user says yes; "c" accepts without opening (the user
-copies the URL), anything but http(s) is declined unopened.
+message and the whole URL with the registrable domain of the host a browser will visit
+highlighted and named on a "site:" line (look-alike hosts flagged), and opens the browser
+only after the user says yes; "c" accepts without opening (the user copies the URL). An
+address whose site is in doubt (`cat_code.host.web_address`: a backslash, a user part,
+not https...) is declined unopened, saying why.
 """
 
 from __future__ import annotations
@@ -19,8 +21,9 @@ import re
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
 from typing import Any, Literal
-from urllib.parse import urlsplit
 
+from cat_code.base.safe_text import safe_line
+from cat_code.host.web_address import UnsafeAddress, parse_web_address
 from cat_code.mcp.elicitation import is_url_request
 
 logger = logging.getLogger(__name__)
@@ -32,8 +35,9 @@ Ask = Callable[[str, str], Awaitable[str]]
 Say = Callable[[str], None]
 #: Open a URL in the user's browser; False when there is none to open.
 OpenUrl = Callable[[str], bool]
-#: Show a URL as (scheme and "//", host and port, the rest), the host highlighted.
-ShowUrl = Callable[[tuple[str, str, str]], None]
+#: Show a URL as (before the host, the host before its site, the site, the rest), the
+#: site highlighted (`WebAddress.parts`).
+ShowUrl = Callable[[tuple[str, str, str, str]], None]
 
 _EMAIL = re.compile(r"^[^@\s]+@[^@\s]+\.[^@\s]+$")
 _YES = {"y", "yes", "true", "1", "on"}
@@ -261,22 +265,6 @@ async def fill_form(
         return {"action": "decline"}
 
 
-def url_parts(url: str) -> tuple[str, str, str]:
-    """``url`` cut around its host: (``scheme://`` and any user info, ``host[:port]``, the
-    rest). A URL with no host is all "rest"."""
-    parts = urlsplit(url)
-    if not parts.netloc:
-        return "", "", url
-    user, _, host = parts.netloc.rpartition("@")
-    head = f"{parts.scheme}://" + (f"{user}@" if user else "")
-    return head, host, url[len(head) + len(host) :]
-
-
-def lookalike_host(host: str) -> bool:
-    """Whether a host may imitate another: punycode labels (``xn--``) or non-ASCII."""
-    return not host.isascii() or any(label.startswith("xn--") for label in host.lower().split("."))
-
-
 async def _visit(
     params: dict[str, Any],
     ask: Ask,
@@ -286,23 +274,26 @@ async def _visit(
     open_url: OpenUrl | None,
     show_url: ShowUrl | None,
 ) -> dict[str, Any]:
-    """A URL request: the server, its message and the whole URL (host highlighted), then
-    the user's choice. Nothing is opened before a "yes"; only http(s) is ever opened."""
+    """A URL request: the server, its message and the whole URL (its site highlighted),
+    then the user's choice. Nothing is opened before a "yes"; an address whose site is in
+    doubt is declined unasked."""
     url = str(params["url"])
     message = str(params.get("message") or "(no message)")
-    head, host, rest = url_parts(url)
     say(f"⏺ {who} asks you to open a web page: {message}")
+    try:
+        address = parse_web_address(url)
+    except UnsafeAddress as exc:
+        say(f"  {safe_line(url)}")
+        say(f"  not opened: {exc.reason}; declined")
+        return {"action": "decline"}
     if show_url is not None:
-        show_url((head, host, rest))
+        show_url(address.parts())
     else:
         say(f"  {url}")
-    if host:
-        say(f"  site: {host}")
-    if lookalike_host(host):
+    host = f" (host {address.host})" if address.host.removesuffix(".") != address.site else ""
+    say(f"  site: {address.site}{host}")
+    if address.lookalike:
         say("  ⚠ the site's name uses look-alike (punycode or non-ASCII) characters")
-    if urlsplit(url).scheme not in ("http", "https") or not host:
-        say("  not a web address: declined")
-        return {"action": "decline"}
     options = "y open in the browser · c copy it myself · n decline"
     while True:
         answer = (await ask(f"  open it? {options} › ", "")).strip().lower()

@@ -29,8 +29,8 @@ import re
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
-from cat_code.host.resource_excerpt import excerpt
-from cat_code.host.resource_tools import read_failure
+from cat_code.host.mcp_tools.resource_excerpt import excerpt
+from cat_code.host.mcp_tools.resource_tools import read_failure
 from cat_code.mcp.client import McpClient
 from cat_code.mcp.errors import McpClientError
 from cat_code.mcp.resources import (
@@ -42,8 +42,8 @@ from cat_code.mcp.resources import (
 from cat_code.mcp.wire import CompletionReference
 
 if TYPE_CHECKING:
-    from cat_code.host.pool import McpPool
-    from cat_code.host.server import McpServer
+    from cat_code.host.servers.pool import McpPool
+    from cat_code.host.servers.server import McpServer
 
 logger = logging.getLogger(__name__)
 

@@ -9,8 +9,8 @@ prompt (``prompts/get``), shows what arrived, and sends its messages to the mode
 turn (`Agent.run_messages`): text as it is, embedded resources as their text, images and
 binary contents as placeholders.
 
-As in `commands`, the parsing is pure (`prompt_command` returns an action, which the app
-performs); what talks to servers is async and separate: `get_prompt` and
+As in `commands`, the parsing is pure (`prompt_command` returns an effect, whose
+``perform`` the app awaits); what talks to servers is async and separate: `get_prompt` and
 `complete_argument` (the completer's ``completion/complete``, bounded, quiet on failure).
 The command names come from the prompts as last listed (`McpPool.known_prompts`); the
 app lists them again, where a server said they changed, before it reads a command.
@@ -24,8 +24,10 @@ import shlex
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
+from rich.text import Text
+
 from cat_code.agent.providers.base import AssistantMessage, Message, UserMessage
-from cat_code.host.prompts import (
+from cat_code.host.mcp_tools.prompts import (
     PromptArgumentsError,
     argument_names,
     command_names,
@@ -33,12 +35,14 @@ from cat_code.host.prompts import (
     parse_arguments,
     usage,
 )
-from cat_code.mcp.errors import McpClientError
+from cat_code.mcp.errors import McpClientError, describe_error
 from cat_code.mcp.wire import CompletionReference, GetPromptResult, Prompt
+from cat_code.repl.commands.registry import Cancelled
+from cat_code.repl.render import error_line, note_line
 
 if TYPE_CHECKING:
-    from cat_code.host.pool import McpPool
-    from cat_code.repl.commands import CommandContext
+    from cat_code.host.servers.pool import McpPool
+    from cat_code.repl.commands.registry import CommandContext, ReplHost
 
 logger = logging.getLogger(__name__)
 
@@ -53,6 +57,23 @@ class ListResources:
 
     server: str | None = None
 
+    async def perform(self, repl: ReplHost) -> None:
+        from cat_code.host.status import format_resources
+
+        pool = await _ready_pool(repl)
+        if pool is None:
+            return
+        try:
+            resources = await repl.in_foreground(pool.resources(self.server))
+            templates = await repl.in_foreground(pool.resource_templates(self.server))
+        except McpClientError as exc:
+            repl.console.print(error_line(describe_error(exc)))
+            return
+        if isinstance(resources, Cancelled) or isinstance(templates, Cancelled):
+            return
+        repl.console.print(Text(format_resources(resources.items, templates.items)))
+        _say_failures(repl, {**resources.failures, **templates.failures})
+
 
 @dataclass(frozen=True, slots=True)
 class ListPrompts:
@@ -60,12 +81,45 @@ class ListPrompts:
 
     server: str | None = None
 
+    async def perform(self, repl: ReplHost) -> None:
+        from cat_code.host.status import format_prompts
+
+        pool = await _ready_pool(repl)
+        if pool is None:
+            return
+        try:
+            prompts = await repl.in_foreground(pool.prompts(self.server))
+        except McpClientError as exc:
+            repl.console.print(error_line(describe_error(exc)))
+            return
+        if isinstance(prompts, Cancelled):
+            return
+        named = command_names(prompts.items)
+        repl.console.print(Text(format_prompts([(c, p) for c, (_, p) in named.items()])))
+        _say_failures(repl, prompts.failures)
+
 
 @dataclass(frozen=True, slots=True)
 class ListSkills:
     """``/mcp skills [SERVER]``."""
 
     server: str | None = None
+
+    async def perform(self, repl: ReplHost) -> None:
+        from cat_code.host.status import format_skills
+
+        pool = await _ready_pool(repl)
+        if pool is None:
+            return
+        try:
+            skills = await repl.in_foreground(pool.skills(self.server))
+        except McpClientError as exc:
+            repl.console.print(error_line(describe_error(exc)))
+            return
+        if isinstance(skills, Cancelled):
+            return
+        repl.console.print(Text(format_skills(skills.items)))
+        _say_failures(repl, skills.failures)
 
 
 @dataclass(frozen=True, slots=True)
@@ -76,6 +130,34 @@ class RunPrompt:
     server: str
     prompt: str
     arguments: dict[str, str]
+
+    async def perform(self, repl: ReplHost) -> None:
+        pool = await _ready_pool(repl)
+        if pool is None:
+            return
+        try:
+            messages = await repl.in_foreground(get_prompt(pool, self))
+        except McpClientError as exc:
+            repl.console.print(error_line(describe_error(exc)))
+            return
+        if isinstance(messages, Cancelled):
+            return
+        count = f"{len(messages)} message{'' if len(messages) == 1 else 's'}"
+        repl.console.print(note_line(f"⎿ {self.command}: {count} from '{self.server}'"))
+        await repl.run_prompt(messages)
+
+
+async def _ready_pool(repl: ReplHost) -> McpPool | None:
+    """The pool once the servers are connected (None: no servers, or the wait cancelled)."""
+    pool = repl.pool
+    if pool is None or not await repl.wait_for_mcp():
+        return None
+    return pool
+
+
+def _say_failures(repl: ReplHost, failures: dict[str, str]) -> None:
+    for name, why in failures.items():
+        repl.console.print(error_line(f"MCP server '{name}' could not list: {why}"))
 
 
 PromptAction = ListResources | ListPrompts | ListSkills | RunPrompt

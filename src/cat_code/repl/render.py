@@ -37,7 +37,7 @@ from cat_code.agent.compaction import Compaction
 from cat_code.agent.loop import AgentEvents
 from cat_code.agent.providers.base import AssistantMessage, ModelError, ThinkingBlock, ToolCall
 from cat_code.agent.transcript import ARROW, BULLET, INDENT, call_head, compact_json, tool_line
-from cat_code.host.safe_text import safe_text
+from cat_code.base.safe_text import safe_text
 from cat_code.host.status import one_line
 from cat_code.repl.markdown_stream import MarkdownStream, RenderedPrefix
 from cat_code.tools.base import FileChange, ToolResult

@@ -98,6 +98,11 @@ class Tool(ABC):
         the working directory or an added folder."""
         return []
 
+    def refusal(self, arguments: dict[str, Any]) -> str | None:
+        """Why this call can never run, known before anyone is asked (a NUL byte in a path,
+        one of cat-code's own files), as the error the model reads; None: nothing is."""
+        return None
+
     async def preview(self, arguments: dict[str, Any]) -> FileChange | None:
         """The change this call would make to a file, for the approval question (None:
         it changes no file, or the change cannot be worked out — the call will say why)."""

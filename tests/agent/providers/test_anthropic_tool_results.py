@@ -24,7 +24,8 @@ from cat_code.agent.providers import openai as openai_provider
 from cat_code.agent.providers.anthropic import AnthropicProvider
 from cat_code.agent.providers.base import UserMessage
 from cat_code.host.config.load import McpConfig, StdioServerConfig
-from cat_code.host.pool import McpPool
+from cat_code.host.mcp_tools.output_policy import output_dir
+from cat_code.host.servers.pool import McpPool
 from cat_code.tools.base import Media, ToolResult
 from cat_code.tools.registry import ToolRegistry
 
@@ -95,7 +96,7 @@ async def test_a_2_mb_result_reaches_the_api_short_with_the_path_of_the_whole(
     content = result["content"]
     assert isinstance(content, str) and len(content) < 11_000
     match = re.search(r"saved in (\S+)\. ", content)
-    assert match and Path(match.group(1)).parent == cat_code_home / "tool-output"
+    assert match and Path(match.group(1)).parent == output_dir(cat_code_home)
     assert len(Path(match.group(1)).read_text()) == 2_000_000
 
 

@@ -20,8 +20,8 @@ from cat_code.host.config.load import (
     default_config_paths,
     load_config,
 )
-from cat_code.host.config.trust import Decision, TrustStore
-from cat_code.host.home import cat_code_home
+from cat_code.host.config.trust import TrustDecision, TrustStore
+from cat_code.host.state.home import cat_code_home
 
 
 def write(path: Path, servers: dict[str, Any]) -> Path:
@@ -256,7 +256,7 @@ def test_an_approved_project_entry_is_loaded_with_the_user_entries(
     project = tmp_path / "project"
     ours = {"theirs": {"command": "project-only"}}
     write(project / ".mcp.json", ours)
-    TrustStore().record(project, ours, Decision.APPROVED)
+    TrustStore().record(project, ours, TrustDecision.APPROVED)
 
     config = load_config(cwd=project)
 
@@ -274,7 +274,7 @@ def test_a_project_entry_named_like_a_user_entry_is_refused_with_a_notice(
     project = tmp_path / "project"
     ours = {"shared": {"command": "project-version"}}
     write(project / ".mcp.json", ours)
-    TrustStore().record(project, ours, Decision.APPROVED)  # even approved: never shadows
+    TrustStore().record(project, ours, TrustDecision.APPROVED)  # even approved: never shadows
 
     config = load_config(cwd=project)
 

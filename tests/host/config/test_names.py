@@ -8,7 +8,7 @@ from pathlib import Path
 
 from cat_code.host.config.load import Scope, load_config
 from cat_code.host.config.names import clashes, clashing
-from cat_code.host.config.trust import Decision, TrustStore
+from cat_code.host.config.trust import TrustDecision, TrustStore
 
 
 def write(path: Path, servers: dict[str, object]) -> None:
@@ -23,7 +23,7 @@ def test_finding_6_a_project_server_named_echo_dot_srv_beside_the_users_echo_srv
     project = tmp_path / "project"
     theirs = {"echo.srv": {"command": "theirs"}}
     write(project / ".mcp.json", theirs)
-    TrustStore().record(project, theirs, Decision.APPROVED)  # even approved: never shares
+    TrustStore().record(project, theirs, TrustDecision.APPROVED)  # even approved: never shares
 
     config = load_config(cwd=project)
 

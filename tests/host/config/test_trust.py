@@ -12,7 +12,7 @@ import pytest
 from cat_code.host.config.load import Scope, load_config
 from cat_code.host.config.trust import (
     APPROVALS_FILE,
-    Decision,
+    TrustDecision,
     TrustStore,
     UnknownProjectServer,
     decide,
@@ -63,7 +63,7 @@ def test_an_unapproved_project_entry_waits_and_is_never_expanded(
 def test_an_approved_entry_loads_as_a_project_server(project: Path, cat_code_home: Path) -> None:
     entry = {"command": "server", "args": ["${WHERE:-here}"]}
     write(project / ".mcp.json", {"docs": entry})
-    decide(["docs"], Decision.APPROVED, cwd=project)
+    decide(["docs"], TrustDecision.APPROVED, cwd=project)
 
     [docs] = load_config(cwd=project).servers
 
@@ -72,7 +72,7 @@ def test_an_approved_entry_loads_as_a_project_server(project: Path, cat_code_hom
 
 def test_a_changed_entry_needs_approval_again(project: Path, cat_code_home: Path) -> None:
     write(project / ".mcp.json", {"docs": {"command": "server"}})
-    decide(["docs"], Decision.APPROVED, cwd=project)
+    decide(["docs"], TrustDecision.APPROVED, cwd=project)
     write(project / ".mcp.json", {"docs": {"command": "server", "args": ["--evil"]}})
 
     config = load_config(cwd=project)
@@ -86,7 +86,7 @@ def test_the_same_file_in_another_folder_needs_approval_again(
 ) -> None:
     servers = {"docs": {"command": "server"}}
     write(project / ".mcp.json", servers)
-    decide(["docs"], Decision.APPROVED, cwd=project)
+    decide(["docs"], TrustDecision.APPROVED, cwd=project)
     other = tmp_path / "clone"
     write(other / ".mcp.json", servers)
 
@@ -99,14 +99,14 @@ def test_an_approval_is_keyed_by_the_folders_real_path(
     write(project / ".mcp.json", {"docs": {"command": "server"}})
     link = tmp_path / "link"
     link.symlink_to(project)
-    decide(["docs"], Decision.APPROVED, cwd=link)
+    decide(["docs"], TrustDecision.APPROVED, cwd=link)
 
     assert [s.name for s in load_config(cwd=project).servers] == ["docs"]
 
 
 def test_a_rejected_entry_is_put_aside_as_rejected(project: Path, cat_code_home: Path) -> None:
     write(project / ".mcp.json", {"docs": {"command": "server"}})
-    decide(["docs"], Decision.REJECTED, cwd=project)
+    decide(["docs"], TrustDecision.REJECTED, cwd=project)
 
     config = load_config(cwd=project)
 
@@ -141,7 +141,7 @@ def test_approvals_live_in_the_home_folder_private_and_never_in_the_project(
     project: Path, cat_code_home: Path
 ) -> None:
     write(project / ".mcp.json", {"docs": {"command": "server"}})
-    decide(["docs"], Decision.APPROVED, cwd=project)
+    decide(["docs"], TrustDecision.APPROVED, cwd=project)
 
     path = cat_code_home / APPROVALS_FILE
     assert stat.S_IMODE(path.stat().st_mode) == 0o600
@@ -161,7 +161,7 @@ def test_an_unknown_name_records_nothing(project: Path, cat_code_home: Path) -> 
     write(project / ".mcp.json", {"docs": {"command": "server"}})
 
     with pytest.raises(UnknownProjectServer) as caught:
-        decide(["docs", "nope"], Decision.APPROVED, cwd=project)
+        decide(["docs", "nope"], TrustDecision.APPROVED, cwd=project)
 
     assert caught.value.name == "nope" and caught.value.known == ["docs"]
     assert "no project server named 'nope'" in str(caught.value)
@@ -172,7 +172,7 @@ def test_a_name_in_a_folder_without_a_project_file_says_there_is_none(
     project: Path, cat_code_home: Path
 ) -> None:
     with pytest.raises(UnknownProjectServer) as caught:
-        decide(["foo"], Decision.APPROVED, cwd=project)
+        decide(["foo"], TrustDecision.APPROVED, cwd=project)
 
     assert caught.value.missing
     assert str(caught.value) == (
@@ -189,7 +189,7 @@ def test_approving_a_users_own_server_says_it_needs_no_approval(
     write(project / ".mcp.json", {})
 
     with pytest.raises(UnknownProjectServer) as caught:
-        decide(["mine"], Decision.APPROVED, cwd=project)
+        decide(["mine"], TrustDecision.APPROVED, cwd=project)
 
     assert caught.value.user_file == cat_code_home / "mcp.json"
     assert "needs no approval" in str(caught.value)
@@ -198,7 +198,7 @@ def test_approving_a_users_own_server_says_it_needs_no_approval(
 def test_approving_every_project_server_at_once(project: Path, cat_code_home: Path) -> None:
     write(project / ".mcp.json", {"a": {"command": "a"}, "b": {"url": "https://b.example"}})
 
-    decided = decide([], Decision.APPROVED, every=True, cwd=project)
+    decided = decide([], TrustDecision.APPROVED, every=True, cwd=project)
 
     assert [(d.name, d.target) for d in decided] == [("a", "a"), ("b", "https://b.example")]
     assert [s.name for s in load_config(cwd=project).servers] == ["a", "b"]

@@ -11,7 +11,7 @@ from pathlib import Path
 import pytest
 from scripted.git_repos import branches, make_repo, worktree_paths
 
-from cat_code.host.run_records import start_time
+from cat_code.host.state.run_records import start_time
 from cat_code.host.worktrees import Worktree, collect_garbage, create_worktree, sweep_at_start
 from cat_code.host.worktrees.record import RECORD_FILE, admin_dir
 

@@ -10,7 +10,7 @@ from pathlib import Path
 import pytest
 from scripted.git_repos import branches, commit_all, git, make_repo, worktree_paths
 
-from cat_code.host.run_records import OwnerState, start_time
+from cat_code.host.state.run_records import OwnerState, start_time
 from cat_code.host.worktrees import (
     InvalidName,
     NameInUse,

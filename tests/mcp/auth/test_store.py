@@ -15,7 +15,7 @@ from pathlib import Path
 
 import pytest
 
-from cat_code.host.home import token_store
+from cat_code.host.state.home import token_store
 from cat_code.mcp.auth import store as store_module
 from cat_code.mcp.auth.store import CredentialsLocked, FileTokenStore, MemoryTokenStore
 from cat_code.mcp.auth.types import ClientRegistration, Tokens

@@ -38,7 +38,7 @@ from scripted.http_peers import (
 )
 
 from cat_code.host.config.load import McpConfig, parse_entry
-from cat_code.host.pool import McpPool
+from cat_code.host.servers.pool import McpPool
 from cat_code.mcp.client import McpClient
 from cat_code.mcp.errors import (
     AuthenticationRequired,

@@ -29,9 +29,9 @@ from scripted.http_peers import (
 )
 
 from cat_code.host.config.load import HttpServerConfig, McpConfig, parse_entry
-from cat_code.host.connect import default_transport, legacy_fallback
-from cat_code.host.pool import McpPool
-from cat_code.host.server import ServerState
+from cat_code.host.servers.connect import default_transport, legacy_fallback
+from cat_code.host.servers.pool import McpPool
+from cat_code.host.servers.server import ServerState
 from cat_code.mcp.client import McpClient
 from cat_code.mcp.errors import ConnectError, HttpStatusError, ProtocolError, TransportClosed
 from cat_code.mcp.transports.http import StreamableHttpTransport

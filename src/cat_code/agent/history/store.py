@@ -34,9 +34,9 @@ from typing import Any
 
 from cat_code.agent.history.codec import BadRecord, decode, encode
 from cat_code.agent.providers.base import AssistantMessage, Message, UserMessage
-from cat_code.host.home import cat_code_home, ensure_home, keep_private
-from cat_code.host.safe_text import safe_line
-from cat_code.mcp.files import PRIVATE_FILE_MODE, read_bounded
+from cat_code.base.files import PRIVATE_FILE_MODE, read_bounded
+from cat_code.base.safe_text import safe_line
+from cat_code.host.state.home import cat_code_home, ensure_home, keep_private
 from cat_code.tools.base import ToolResult
 
 logger = logging.getLogger(__name__)

@@ -10,7 +10,7 @@ or tabs), one-line objects stay one-line, CRLF files get CRLF. `write` is atomic
 temporary file in the same folder, flushed to disk, given the old file's mode (a new file,
 and the one in ``$CAT_CODE_HOME``, 0600: ``mcp add --header`` and ``mcp import`` may put
 literal tokens in it), then
-``os.replace`` (through a symlink to its target): `cat_code.mcp.files.atomic_write`, so a
+``os.replace`` (through a symlink to its target): `cat_code.base.files.atomic_write`, so a
 reader sees the old file or the new one, never half of one. A read–check–write runs inside
 `editing` (an inter-process lock per file), so concurrent cat-codes never lose each
 other's change; a file changed by someone else (an editor) since it was read is refused.
@@ -26,15 +26,15 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from cat_code.host.home import edit_lock, home_file_mode
-from cat_code.mcp.errors import ConfigError
-from cat_code.mcp.files import (
+from cat_code.base.files import (
     FileLockTimeout,
     JsonTooDeep,
     atomic_write,
     parse_json,
     read_bounded,
 )
+from cat_code.host.state.home import edit_lock, home_file_mode
+from cat_code.mcp.errors import ConfigError
 
 SERVERS_KEY = "mcpServers"
 _BOM = "\ufeff"

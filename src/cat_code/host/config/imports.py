@@ -37,7 +37,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from cat_code.mcp.files import JsonTooDeep, parse_json, read_bounded, same_file
+from cat_code.base.files import JsonTooDeep, parse_json, read_bounded, same_file
 
 SOURCES: tuple[str, ...] = ("claude-desktop", "claude-code", "cursor", "vscode", "gemini")
 #: Why a server of ``./.mcp.json`` is not imported: cat-code reads that file already.

@@ -18,7 +18,6 @@ inherit the approvals or "always allow" rules the user gave their server of that
 
 from __future__ import annotations
 
-import argparse
 import dataclasses
 import enum
 import json
@@ -32,6 +31,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any, Literal
 from urllib.parse import urlsplit
 
+from cat_code.base.files import JsonTooDeep, parse_json, read_bounded
 from cat_code.host.config.masking import (
     VARIABLE,
     mask_url,
@@ -41,10 +41,9 @@ from cat_code.host.config.masking import (
 )
 from cat_code.host.config.names import clashing, tool_prefix
 from cat_code.host.config.reach import entry_reach
-from cat_code.host.config.trust import APPROVALS_FILE, Decision, TrustStore
-from cat_code.host.home import cat_code_home
+from cat_code.host.config.trust import APPROVALS_FILE, TrustDecision, TrustStore
+from cat_code.host.state.home import cat_code_home
 from cat_code.mcp.errors import ConfigError
-from cat_code.mcp.files import JsonTooDeep, parse_json, read_bounded
 from cat_code.mcp.versions import PROTOCOL_VERSIONS
 
 if TYPE_CHECKING:  # imported when an entry has an ``oauth`` block: stdio runs never load it
@@ -245,6 +244,29 @@ class McpConfig:
         return [w for w in self.waiting if not w.rejected]
 
 
+def takes_name(earlier: Scope, later: Scope) -> bool:
+    """Whether a later definition of a name replaces an earlier one (files are read lowest
+    precedence first): it does, except that a project entry never takes the name of the
+    user's own server."""
+    return not (later is Scope.PROJECT and earlier is Scope.USER)
+
+
+def in_effect(scopes: Sequence[Scope]) -> int:
+    """Which of a name's definitions (their scopes, lowest precedence first) is used."""
+    used = 0
+    for index in range(1, len(scopes)):
+        if takes_name(scopes[used], scopes[index]):
+            used = index
+    return used
+
+
+def scope_file(scope: Scope, cwd: Path | None = None) -> Path:
+    """The file of a scope: the user's ``$CAT_CODE_HOME/mcp.json``, the project's
+    ``./.mcp.json`` (the default files, `default_config_paths`)."""
+    user, project = default_config_paths(cwd)
+    return user if scope is Scope.USER else project
+
+
 def default_config_paths(
     cwd: Path | None = None, environ: Mapping[str, str] | None = None
 ) -> list[Path]:
@@ -287,7 +309,8 @@ def load_config(
         for name, raw in raw_servers.items():
             if scope is Scope.PROJECT:
                 mine = entries.get(name)
-                if mine is not None:
+                # Every entry read before the project file is the user's own.
+                if mine is not None and not takes_name(Scope.USER, scope):
                     notices.append(
                         f"{path}: project server '{name}' is not used: it has the name of your "
                         f"own server in {mine.source}, which stays (rename it in {path} to use it)"
@@ -302,13 +325,13 @@ def load_config(
                     )
                     continue
                 decision = None if decided is None else decided(name, raw)
-                if decided is not None and decision is not Decision.APPROVED:
+                if decided is not None and decision is not TrustDecision.APPROVED:
                     entries[name] = WaitingServer(
                         name=name,
                         source=path,
                         type=_guess_type(raw),
                         target=written_target(raw),
-                        rejected=decision is Decision.REJECTED,
+                        rejected=decision is TrustDecision.REJECTED,
                         reach=entry_reach(raw),
                     )
                     continue
@@ -754,15 +777,16 @@ def only_servers(config: McpConfig, names: list[str] | None) -> McpConfig:
     )
 
 
-def load_config_from_args(args: argparse.Namespace) -> McpConfig:
-    """The config the ``--mcp-config`` options (or the default files) describe, warnings
-    and notices logged; ``--trust-project`` trusts the project's servers for this run."""
-    paths = [Path(p) for p in args.mcp_config] if getattr(args, "mcp_config", None) else None
-    config = load_config(paths, trust_project=bool(getattr(args, "trust_project", False)))
-    for warning in [*config.warnings, *config.notices]:
+def missing_files(paths: Sequence[Path] | None) -> list[str]:
+    """What to say of each given config file that does not exist."""
+    return [f"{p}: MCP config file not found" for p in paths or () if not p.exists()]
+
+
+def load_run_config(paths: Sequence[Path] | None, *, trust_project: bool = False) -> McpConfig:
+    """The config of one run: the given files (``--mcp-config``; None: the default ones),
+    warnings, notices and missing files logged; ``trust_project`` trusts the project's
+    servers for this run."""
+    config = load_config(list(paths) if paths is not None else None, trust_project=trust_project)
+    for warning in [*config.warnings, *config.notices, *missing_files(paths)]:
         logger.warning("%s", warning)
-    if paths is not None:
-        for path in paths:
-            if not path.exists():
-                logger.warning("%s: MCP config file not found", path)
     return config

@@ -12,7 +12,7 @@ from __future__ import annotations
 
 from collections.abc import Iterable
 
-from cat_code.host.tool_adapter import sanitize
+from cat_code.host.mcp_tools.tool_adapter import sanitize
 
 
 def tool_prefix(server: str) -> str:

@@ -13,8 +13,8 @@ from __future__ import annotations
 from collections.abc import Iterator
 from typing import Any
 
+from cat_code.base.safe_text import safe_line
 from cat_code.host.config.masking import VARIABLE
-from cat_code.host.safe_text import safe_line
 
 #: The fields `cat_code.host.config.load.parse_entry` expands ``${VAR}`` in.
 _EXPANDED = ("command", "args", "env", "cwd", "url", "headers", "oauth", "protocolVersion")

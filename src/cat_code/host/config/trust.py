@@ -28,12 +28,12 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from cat_code.base.files import read_bounded
 from cat_code.host.config.edit import ConfigFile
 from cat_code.host.config.masking import written_target
 from cat_code.host.config.reach import entry_reach
-from cat_code.host.home import cat_code_home, edit_lock, write_private
+from cat_code.host.state.home import cat_code_home, edit_lock, write_private
 from cat_code.mcp.errors import ConfigError
-from cat_code.mcp.files import read_bounded
 
 logger = logging.getLogger(__name__)
 
@@ -42,7 +42,7 @@ APPROVALS_FILE = "approvals.json"
 _VERSION = 1
 
 
-class Decision(enum.StrEnum):
+class TrustDecision(enum.StrEnum):
     """What the user said about one project entry."""
 
     APPROVED = "approved"
@@ -109,7 +109,7 @@ class Decided:
 
 def decide(
     names: Sequence[str],
-    decision: Decision,
+    decision: TrustDecision,
     *,
     every: bool = False,
     cwd: Path | None = None,
@@ -149,7 +149,7 @@ def approve_written(
     folder: Path, entries: Mapping[str, Any], store: TrustStore | None = None
 ) -> None:
     """Entries cat-code just wrote into ``folder``'s project file for the user: theirs."""
-    (store or TrustStore()).record(folder, entries, Decision.APPROVED)
+    (store or TrustStore()).record(folder, entries, TrustDecision.APPROVED)
 
 
 def _user_servers() -> tuple[Path, set[str]]:
@@ -172,13 +172,13 @@ def project_key(folder: Path) -> str:
     return os.path.realpath(folder)
 
 
-def _decision_in(recorded: Mapping[str, Any], name: str, raw: Any) -> Decision | None:
+def _decision_in(recorded: Mapping[str, Any], name: str, raw: Any) -> TrustDecision | None:
     """The decision ``recorded`` (one folder's approvals) holds for this entry as written."""
     found = recorded.get(name)
     if not isinstance(found, dict) or found.get("digest") != entry_digest(raw):
         return None
     try:
-        return Decision(str(found.get("decision")))
+        return TrustDecision(str(found.get("decision")))
     except ValueError:
         return None
 
@@ -189,16 +189,16 @@ class TrustStore:
     def __init__(self, path: Path | None = None) -> None:
         self.path = path if path is not None else cat_code_home() / APPROVALS_FILE
 
-    def decision(self, folder: Path, name: str, raw: Any) -> Decision | None:
+    def decision(self, folder: Path, name: str, raw: Any) -> TrustDecision | None:
         """The decision recorded for this entry as written in ``folder``; None: none yet."""
         return self.decisions(folder)(name, raw)
 
-    def decisions(self, folder: Path) -> Callable[[str, Any], Decision | None]:
+    def decisions(self, folder: Path) -> Callable[[str, Any], TrustDecision | None]:
         """`decision` for many entries of one folder, from one read of the file."""
         recorded = self._projects().get(project_key(folder), {})
         return lambda name, raw: _decision_in(recorded, name, raw)
 
-    def record(self, folder: Path, entries: Mapping[str, Any], decision: Decision) -> None:
+    def record(self, folder: Path, entries: Mapping[str, Any], decision: TrustDecision) -> None:
         """Remember ``decision`` for each (name → raw entry) of ``folder``'s project file."""
         if not entries:
             return
@@ -211,19 +211,21 @@ class TrustStore:
                 mine[name] = {"digest": entry_digest(raw), "decision": str(decision)}
             self._write({**data, "version": _VERSION, "projects": projects})
 
-    def content_decision(self, folder: Path, kind: ContentKind, digest: str) -> Decision | None:
+    def content_decision(
+        self, folder: Path, kind: ContentKind, digest: str
+    ) -> TrustDecision | None:
         """The decision recorded for ``folder``'s content of ``kind`` as it is now (its
         ``digest``); None: none yet, or the content changed since."""
         found = _folders(self._data(), "content").get(project_key(folder), {}).get(str(kind))
         if not isinstance(found, dict) or found.get("digest") != digest:
             return None
         try:
-            return Decision(str(found.get("decision")))
+            return TrustDecision(str(found.get("decision")))
         except ValueError:
             return None
 
     def record_content(
-        self, folder: Path, kind: ContentKind, digest: str, decision: Decision
+        self, folder: Path, kind: ContentKind, digest: str, decision: TrustDecision
     ) -> None:
         """Remember ``decision`` for ``folder``'s content of ``kind`` with ``digest``."""
         with edit_lock(self.path):

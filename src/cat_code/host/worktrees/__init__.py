@@ -4,7 +4,7 @@
 branch ``cat-code/NAME``; a subagent with ``isolation: "worktree"`` gets one of its own.
 This package is runtime state, not protocol: it makes, lists and removes the worktrees
 (`store`), records who owns each (`record`), cleans up after ended sessions (`gc`) and
-runs git in one bounded way (`git`). The async API below is all a caller needs::
+runs git through `cat_code.host.git`. The async API below is all a caller needs::
 
     wt = await create_worktree(Path.cwd(), "fix-login")   # or None: a generated name
     ... run in wt.path ...
@@ -14,7 +14,6 @@ runs git in one bounded way (`git`). The async API below is all a caller needs::
 """
 
 from cat_code.host.worktrees.errors import (
-    GitError,
     GitFailed,
     GitNotFound,
     GitTimedOut,
@@ -23,6 +22,7 @@ from cat_code.host.worktrees.errors import (
     NoCommits,
     NotARepository,
     WorktreeError,
+    WorktreeGitError,
     WorktreeHasWork,
     WorktreeInUse,
     WorktreeNotFound,
@@ -48,7 +48,6 @@ __all__ = [
     "BRANCH_PREFIX",
     "WORKTREES_DIR",
     "GcReport",
-    "GitError",
     "GitFailed",
     "GitNotFound",
     "GitTimedOut",
@@ -61,6 +60,7 @@ __all__ = [
     "Worktree",
     "WorktreeEntry",
     "WorktreeError",
+    "WorktreeGitError",
     "WorktreeHasWork",
     "WorktreeInUse",
     "WorktreeNotFound",

@@ -1,7 +1,7 @@
 """What can go wrong with a worktree, sorted by who must act (httpx style)::
 
     WorktreeError                  every failure below; ``str()`` is the line to show
-    ├── GitError                   git itself
+    ├── WorktreeGitError           git itself (`cat_code.host.git`'s errors, translated)
     │   ├── GitNotFound            no ``git`` on PATH
     │   ├── GitTimedOut            git ran past its bound and was killed
     │   └── GitFailed              git exited non-zero (args, returncode, stderr)
@@ -14,7 +14,7 @@
     └── WorktreeInUse              a running cat-code owns it (remove refused)
 
 Every error is raised before anything is created, or names what was left. Text that came
-from git (its stderr) is untrusted: it is shown through `cat_code.host.safe_text`.
+from git (its stderr) is untrusted: it is shown through `cat_code.base.safe_text`.
 """
 
 from __future__ import annotations
@@ -22,30 +22,30 @@ from __future__ import annotations
 from collections.abc import Sequence
 from pathlib import Path
 
-from cat_code.host.safe_text import safe_line
+from cat_code.base.safe_text import safe_line
 
 
 class WorktreeError(Exception):
     """A worktree could not be created, inspected or removed; the message says why."""
 
 
-class GitError(WorktreeError):
+class WorktreeGitError(WorktreeError):
     """Running git failed."""
 
 
-class GitNotFound(GitError):
+class GitNotFound(WorktreeGitError):
     def __init__(self) -> None:
         super().__init__("git is not installed (no git on PATH); worktrees need it")
 
 
-class GitTimedOut(GitError):
+class GitTimedOut(WorktreeGitError):
     def __init__(self, args: Sequence[str], timeout_s: float) -> None:
         super().__init__(f"git {' '.join(args[:2])} took longer than {timeout_s:g} s; stopped")
         self.args_run = tuple(args)
         self.timeout_s = timeout_s
 
 
-class GitFailed(GitError):
+class GitFailed(WorktreeGitError):
     def __init__(self, args: Sequence[str], returncode: int, stderr: str) -> None:
         last = next((ln for ln in reversed(stderr.splitlines()) if ln.strip()), "")
         detail = f": {safe_line(last)}" if last else ""

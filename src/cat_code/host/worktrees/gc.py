@@ -18,7 +18,7 @@ import shutil
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from cat_code.host.run_records import OwnerState
+from cat_code.host.state.run_records import OwnerState
 from cat_code.host.worktrees.errors import WorktreeError
 from cat_code.host.worktrees.names import WORKTREES_DIR
 from cat_code.host.worktrees.record import read_record

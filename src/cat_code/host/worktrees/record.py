@@ -4,7 +4,7 @@ It lives in the worktree's own administrative folder inside the repository's git
 (``.git/worktrees/ID/cat-code.json``, found through the worktree's ``.git`` file), so it
 goes away with the worktree and needs no index of its own; reading it costs two small
 file reads and no git process, which keeps the sweep at every start cheap. The owner is
-recorded with the run records' pid-reuse guard (`cat_code.host.run_records.owner_state`):
+recorded with the run records' pid-reuse guard (`cat_code.host.state.run_records.owner_state`):
 pid and start time, boot and pid namespace.
 """
 
@@ -18,8 +18,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from cat_code.host.run_records import OwnerState, owner_fields, owner_state
-from cat_code.mcp.files import atomic_write
+from cat_code.base.files import atomic_write
+from cat_code.host.state.run_records import OwnerState, owner_fields, owner_state
 
 logger = logging.getLogger(__name__)
 

@@ -14,8 +14,9 @@ import contextlib
 from dataclasses import dataclass
 from pathlib import Path
 
-from cat_code.host.worktrees.errors import NotARepository
-from cat_code.host.worktrees.git import git_path, run_git
+from cat_code.host.git import git_available
+from cat_code.host.worktrees._git import git, lines
+from cat_code.host.worktrees.errors import GitNotFound, NotARepository
 from cat_code.host.worktrees.names import WORKTREES_DIR
 from cat_code.host.worktrees.record import admin_dir
 
@@ -36,18 +37,22 @@ class Repository:
 
 
 async def find_repository(folder: Path) -> Repository:
-    """The repository ``folder`` is in; `NotARepository` or a `GitError` otherwise."""
-    git_path()
-    result = await run_git(
+    """The repository ``folder`` is in; `NotARepository` or a `WorktreeGitError` otherwise."""
+    if not git_available():
+        raise GitNotFound()
+    if not folder.is_dir():
+        raise NotARepository(folder)
+    result = await git(
         folder,
         "rev-parse", "--path-format=absolute", "--git-common-dir", "--show-toplevel", "HEAD",
         check=False,
     )  # fmt: skip
-    lines = result.lines()
-    if len(lines) < 2:  # outside a repository, or in a bare one (no work tree)
+    found = lines(result)
+    if len(found) < 2:  # outside a repository, or in a bare one (no work tree)
         raise NotARepository(folder)
-    git_dir, top = Path(lines[0]), Path(lines[1])
-    head = lines[2] if result.ok and len(lines) > 2 else None
+    git_dir, top = Path(found[0]), Path(found[1])
+    # Without a commit, HEAD does not resolve: git echoes it and fails.
+    head = found[2] if result.code == 0 and len(found) > 2 else None
     # The main work tree holds the common git dir as ``.git``; a bare repository's linked
     # worktrees have no main one, so the current work tree serves.
     root = git_dir.parent if git_dir.name == ".git" else top

@@ -22,16 +22,15 @@ import os
 from dataclasses import dataclass
 from pathlib import Path
 
-from cat_code.host.run_records import OwnerState
+from cat_code.host.state.run_records import OwnerState
+from cat_code.host.worktrees._git import TREE_TIMEOUT_S, failed, git
 from cat_code.host.worktrees.errors import (
-    GitFailed,
     NameInUse,
     NoCommits,
     WorktreeHasWork,
     WorktreeInUse,
     WorktreeNotFound,
 )
-from cat_code.host.worktrees.git import TREE_TIMEOUT_S, run_git
 from cat_code.host.worktrees.names import branch_of, check_name, generated_name
 from cat_code.host.worktrees.record import (
     OwnerRecord,
@@ -110,14 +109,14 @@ async def create_worktree(folder: Path, name: str | None = None) -> Worktree:
         raise NameInUse(name, f"{path} exists")
     branch = branch_of(name)
     ensure_excluded(repo)
-    added = await run_git(
+    added = await git(
         repo.root, "worktree", "add", "--quiet", "-b", branch, str(path), repo.head,
         check=False, timeout_s=TREE_TIMEOUT_S,
     )  # fmt: skip
-    if not added.ok:
+    if added.code != 0:
         if await _branch_exists(repo.root, branch):
             raise NameInUse(name, f"the branch {branch} exists")
-        raise GitFailed(added.args, added.returncode, added.stderr)
+        raise failed(("worktree", "add"), added)
     write_record(path, name, repo.head)
     return Worktree(name=name, path=path, branch=branch, base=repo.head, root=repo.root)
 
@@ -164,10 +163,10 @@ async def changed_files(worktree: Worktree) -> list[str]:
     """The files that differ from the base: committed, staged, unstaged or untracked."""
     base = worktree.base or "HEAD"
     diff, untracked = await asyncio.gather(
-        run_git(worktree.path, "diff", "--name-only", "-z", base, "--"),
-        run_git(worktree.path, "ls-files", "--others", "--exclude-standard", "-z"),
+        git(worktree.path, "diff", "--name-only", "-z", base, "--"),
+        git(worktree.path, "ls-files", "--others", "--exclude-standard", "-z"),
     )
-    names = {n for n in (diff.stdout + untracked.stdout).split("\0") if n}
+    names = {n for n in (diff.text + untracked.text).split("\0") if n}
     return sorted(names)
 
 
@@ -175,14 +174,14 @@ async def remove_if_clean(worktree: Worktree) -> bool:
     """Remove the worktree and its branch if it holds no work; whether it was removed."""
     if await _commits(worktree):
         return False
-    removed = await run_git(
+    removed = await git(
         worktree.root, "worktree", "remove", str(worktree.path),
         check=False, timeout_s=TREE_TIMEOUT_S,
     )  # fmt: skip
-    if not removed.ok:
+    if removed.code != 0:
         if worktree.path.is_dir() and await _changes(worktree):
             return False  # git refused: changed or untracked files
-        raise GitFailed(removed.args, removed.returncode, removed.stderr)
+        raise failed(("worktree", "remove"), removed)
     await _delete_branch(worktree)
     return True
 
@@ -206,7 +205,7 @@ async def remove_worktree(entry: WorktreeEntry, *, force: bool = False) -> None:
 async def discard(worktree: Worktree) -> None:
     """Remove the worktree and its branch, work and all (the user said so)."""
     # --force twice: also a worktree someone locked.
-    await run_git(
+    await git(
         worktree.root, "worktree", "remove", "--force", "--force", str(worktree.path),
         timeout_s=TREE_TIMEOUT_S,
     )  # fmt: skip
@@ -216,7 +215,7 @@ async def discard(worktree: Worktree) -> None:
 async def prune_missing(worktree: Worktree, *, force: bool = False) -> bool:
     """Forget a worktree whose folder is gone; its branch too unless it has new commits
     (or ``force``). Whether the branch went."""
-    await run_git(worktree.root, "worktree", "prune")
+    await git(worktree.root, "worktree", "prune")
     if not force and await _commits(worktree, at=worktree.root):
         return False
     await _delete_branch(worktree, force=force)
@@ -228,9 +227,9 @@ async def prune_missing(worktree: Worktree, *, force: bool = False) -> bool:
 
 async def _listed(repo: Repository) -> list[tuple[Worktree, bool, OwnerRecord | None]]:
     """(worktree, folder gone, owner record) for each of git's worktrees under ours."""
-    listed = await run_git(repo.root, "worktree", "list", "--porcelain", "-z")
+    listed = await git(repo.root, "worktree", "list", "--porcelain", "-z")
     found = []
-    for block in listed.stdout.split("\0\0"):
+    for block in listed.text.split("\0\0"):
         fields = {
             key: value for key, _, value in (f.partition(" ") for f in block.split("\0") if f)
         }
@@ -262,8 +261,8 @@ async def _work_or_missing(worktree: Worktree, gone: bool) -> Work:
 
 
 async def _changes(worktree: Worktree) -> int:
-    status = await run_git(worktree.path, "status", "--porcelain", "-z")
-    entries = iter(status.stdout.split("\0"))
+    status = await git(worktree.path, "status", "--porcelain", "-z")
+    entries = iter(status.text.split("\0"))
     count = 0
     for entry in entries:
         if not entry:
@@ -285,20 +284,20 @@ async def _commits(worktree: Worktree, *, at: Path | None = None) -> int:
         limit = [f"^{worktree.base}"]
     else:  # no record: what no other branch has is new
         limit = ["--not", f"--exclude={worktree.branch}", "--branches"]
-    counted = await run_git(at or worktree.path, "rev-list", "--count", *tips, *limit)
-    return int(counted.stdout.strip() or 0)
+    counted = await git(at or worktree.path, "rev-list", "--count", *tips, *limit)
+    return int(counted.text.strip() or 0)
 
 
 async def _branch_exists(root: Path, branch: str) -> bool:
-    found = await run_git(root, "show-ref", "--verify", "--quiet", f"refs/heads/{branch}",
+    found = await git(root, "show-ref", "--verify", "--quiet", f"refs/heads/{branch}",
                           check=False)  # fmt: skip
-    return found.ok
+    return found.code == 0
 
 
 async def _delete_branch(worktree: Worktree, *, force: bool = False) -> None:
     """Delete its branch: only while it points at the base, unless ``force``."""
     ref = f"refs/heads/{worktree.branch}"
     only_at = [worktree.base] if worktree.base is not None and not force else []
-    deleted = await run_git(worktree.root, "update-ref", "-d", ref, *only_at, check=False)
-    if not deleted.ok:  # moved meanwhile (kept: it has work), or deleted by hand
+    deleted = await git(worktree.root, "update-ref", "-d", ref, *only_at, check=False)
+    if deleted.code != 0:  # moved meanwhile (kept: it has work), or deleted by hand
         logger.debug("branch %s of worktree %s kept: %s", ref, worktree.name, deleted.stderr)

@@ -7,13 +7,13 @@ registration}, "dpop_keys": {url: PEM}}`` (the last once a server uses DPoP),
 mode 0600 in a 0700 folder. Every read re-reads the file (another
 cat-code may have refreshed); every change is a read-modify-write under an ``fcntl`` lock
 on ``credentials.json.lock``, held for that write only (a bounded wait), written with
-`cat_code.mcp.files.atomic_write` (a symlink there is replaced, never followed), so two
+`cat_code.base.files.atomic_write` (a symlink there is replaced, never followed), so two
 processes never lose each other's changes or leave half a file. A file that is not valid
 JSON is never silently overwritten: it is moved aside first. `locked` (held across a
 refresh's token request) is another lock, one file per server
 (``credentials.json.<hash>.lock``), waited for with polls that yield to the event loop: a
 refresh never holds up another process's writes, nor a refresh of another server. These
-locks are not `cat_code.mcp.files.file_lock`: a lock file here is opened ``O_NOFOLLOW``
+locks are not `cat_code.base.files.file_lock`: a lock file here is opened ``O_NOFOLLOW``
 (a symlink at it is replaced) and waited for without blocking the event loop.
 """
 
@@ -34,8 +34,8 @@ from contextlib import asynccontextmanager
 from pathlib import Path
 from typing import Any, TypeVar
 
+from cat_code.base.files import JsonTooDeep, atomic_write, parse_json, read_bounded
 from cat_code.mcp.auth.types import ClientRegistration, Tokens
-from cat_code.mcp.files import JsonTooDeep, atomic_write, parse_json, read_bounded
 
 logger = logging.getLogger(__name__)
 

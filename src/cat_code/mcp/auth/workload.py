@@ -12,8 +12,8 @@ from __future__ import annotations
 
 from pathlib import Path
 
+from cat_code.base.files import read_bounded
 from cat_code.mcp.auth.types import AuthorizationFailed, OAuthSettings
-from cat_code.mcp.files import read_bounded
 
 #: A workload token is a JWT of a few kilobytes; a larger file is not one.
 MAX_ASSERTION_BYTES = 64_000

@@ -25,6 +25,7 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
+from cat_code.base.files import PRIVATE_FILE_MODE, atomic_write, read_bounded
 from cat_code.mcp.errors import (
     AuthenticationRequired,
     ConnectError,
@@ -33,7 +34,6 @@ from cat_code.mcp.errors import (
     ProtocolError,
     TransportError,
 )
-from cat_code.mcp.files import PRIVATE_FILE_MODE, atomic_write, read_bounded
 from cat_code.mcp.session.base import Link, ProtocolSession
 from cat_code.mcp.session.handshake import HandshakeSession
 from cat_code.mcp.session.stateless import (

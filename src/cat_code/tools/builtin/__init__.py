@@ -2,9 +2,11 @@
 
 They share the registry with MCP tools. `builtin_tools` builds one set for a
 conversation: the file tools share its `FileLedger` (read before write) and the
-`Protected` paths its builder passes in — cat-code's own secrets, which no tool reads,
-lists or writes whatever the permission rules say. This package imports nothing above
-the tools floor; the paths come from whoever builds the tools (`cat_code.host.home`).
+`Protected` paths its builder passes in — cat-code's own files (its whole home folder),
+which no tool reads, lists or writes whatever the permission rules say, by any name;
+`real_path` is where a path really leads, which every decision is made on. This package
+imports nothing above the tools floor; the paths come from whoever builds the tools
+(`cat_code.host.state.home`).
 """
 
 from __future__ import annotations
@@ -19,7 +21,7 @@ from cat_code.tools.builtin._fs import (
     FileTool,
     FileToolError,
     Protected,
-    atomic_write,
+    real_path,
 )
 from cat_code.tools.builtin._walk import git_root
 from cat_code.tools.builtin.edit_file import EditFileTool, apply_edit
@@ -68,7 +70,7 @@ __all__ = [
     "ShellTool",
     "WriteFileTool",
     "apply_edit",
-    "atomic_write",
     "builtin_tools",
     "git_root",
+    "real_path",
 ]

@@ -7,8 +7,11 @@ Invariants every file tool keeps through these helpers:
   still cannot hang it), and no read takes more than a cap. The blocking work runs on a
   *daemon* thread (`in_thread`), never on asyncio's default executor, whose threads
   ``asyncio.run`` joins at exit: a wedged read can never keep cat-code from ending.
-- `Protected` paths (cat-code's own secrets, given by whoever builds the tools) are never
-  read, listed or written, whatever the permission rules say; nor is a hard link to one.
+- Every decision is made on the real target of a path (`real_path`: all links, every
+  parent). `Protected` paths (``$CAT_CODE_HOME``, given by whoever builds the tools; see
+  `_protected`) are never read, listed or written, whatever the permission rules say, by
+  any name: a link, ``..``, a hard link. `FileTool.refusal` says so before anyone is asked,
+  and the tools check again when they run. A NUL byte in a path is a plain error.
 - A write is atomic (a temporary file beside the target, fsync, rename) and goes through
   a symlink to the file it points at; an existing file keeps its mode.
 """
@@ -16,20 +19,25 @@ Invariants every file tool keeps through these helpers:
 from __future__ import annotations
 
 import asyncio
-import contextlib
 import hashlib
 import os
-import secrets
 import stat
 import threading
 from abc import abstractmethod
 from collections.abc import Callable
-from dataclasses import dataclass, field
-from fnmatch import fnmatchcase
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, TypeVar
 
+from cat_code.base.files import UnreadableFile, read_regular_file
 from cat_code.tools.base import ProgressCallback, Tool, ToolResult
+
+# Re-exported (``X as X``): the tools import what they share from here.
+from cat_code.tools.builtin._protected import FileToolError as FileToolError
+from cat_code.tools.builtin._protected import Protected as Protected
+from cat_code.tools.builtin._protected import ProtectedCheck as ProtectedCheck
+from cat_code.tools.builtin._protected import nul_refusal, refusal
+from cat_code.tools.builtin._protected import real_path as real_path
 from cat_code.tools.threads import in_daemon_thread
 
 _T = TypeVar("_T")
@@ -50,124 +58,10 @@ def cut(text: str, limit: int = MAX_OUTPUT_CHARS) -> str:
     return text[:limit] + f"\n… [{len(text) - limit} more characters cut]"
 
 
-class FileToolError(Exception):
-    """A file tool refused or failed; ``str`` is the sentence the model reads."""
-
-
 def in_thread(function: Callable[[], _T]) -> asyncio.Future[_T]:
     """Run ``function`` on a daemon thread (`cat_code.tools.threads`): a read stuck in the
     kernel (a FIFO, a dead NFS mount) must not keep the process alive after SIGTERM."""
     return in_daemon_thread(function, name="cat-code-file-tool")
-
-
-@dataclass(frozen=True, slots=True)
-class Protected:
-    """Files no file tool ever touches: each of ``paths`` (a folder covers its whole tree)
-    and, in each (folder, glob) of ``patterns``, the files directly in it whose names match.
-    Compared by real path, so a symlink or ``..`` does not get around it, and by device and
-    inode, so a hard link to a protected file (``ln credentials.json proj/x``) does not
-    either. The inodes are those of the files as they are now: `check` stats them once,
-    and one call's walk asks that `ProtectedCheck` about every file it meets."""
-
-    paths: tuple[Path, ...] = ()
-    patterns: tuple[tuple[Path, str], ...] = ()
-    _real: tuple[Path, ...] = field(init=False, repr=False, compare=False, default=())
-    _real_patterns: tuple[tuple[Path, str], ...] = field(
-        init=False, repr=False, compare=False, default=()
-    )
-
-    def __post_init__(self) -> None:
-        object.__setattr__(self, "_real", tuple(real_path(p) for p in self.paths))
-        pairs = tuple((real_path(folder), glob) for folder, glob in self.patterns)
-        object.__setattr__(self, "_real_patterns", pairs)
-
-    def check(self) -> ProtectedCheck:
-        """A checker for one tool call, with the protected files' inodes as they are now
-        (not kept longer: the token store is replaced by rename, so its inode changes)."""
-        return ProtectedCheck(self, self._inodes())
-
-    def covers(self, path: Path) -> bool:
-        """Whether ``path`` (absolute) is, or is inside, a protected path, or is a hard
-        link to a protected file."""
-        return self.check().covers(path)
-
-    def covers_path(self, target: Path) -> bool:
-        """Whether the real path ``target`` is, or is inside, a protected path."""
-        for guarded in self._real:
-            if target == guarded or target.is_relative_to(guarded):
-                return True
-        return any(
-            target.parent == folder and fnmatchcase(target.name, glob)
-            for folder, glob in self._real_patterns
-        )
-
-    def _inodes(self) -> frozenset[tuple[int, int]]:
-        """(device, inode) of each protected regular file that exists."""
-        files: list[str] = []
-        for folder, glob in self._real_patterns:
-            try:
-                with os.scandir(folder) as entries:
-                    files += [e.path for e in entries if fnmatchcase(e.name, glob)]
-            except OSError:
-                continue
-        for guarded in self._real:
-            if guarded.is_dir():
-                files += [
-                    os.path.join(top, name) for top, _, names in os.walk(guarded) for name in names
-                ]
-            else:
-                files.append(str(guarded))
-        found = set()
-        for name in files:
-            try:
-                info = os.stat(name)
-            except OSError:
-                continue
-            if stat.S_ISREG(info.st_mode):
-                found.add((info.st_dev, info.st_ino))
-        return frozenset(found)
-
-    def refuse(self, path: Path, shown: str) -> None:
-        """Raise `FileToolError` when ``path`` is protected."""
-        self.check().refuse(path, shown)
-
-
-@dataclass(frozen=True, slots=True)
-class ProtectedCheck:
-    """`Protected` for the length of one tool call: its files' inodes stated once."""
-
-    protected: Protected
-    inodes: frozenset[tuple[int, int]]
-
-    def refuse(self, path: Path, shown: str) -> None:
-        """Raise `FileToolError` when ``path`` is protected."""
-        if self.covers(path):
-            raise FileToolError(
-                f"Error: {shown} is one of cat-code's own private files (credentials, locks, "
-                "settings); no tool may read or change it. Do not try another way."
-            )
-
-    def covers(self, path: Path, info: os.stat_result | None = None) -> bool:
-        """Whether ``path`` is protected (see `Protected`). ``info``: ``path``'s stat when
-        the caller has it (a walk does), so no file is stated twice."""
-        if self.protected.covers_path(real_path(path)):
-            return True
-        if not self.inodes:
-            return False
-        if info is None or stat.S_ISLNK(info.st_mode):
-            try:
-                info = os.stat(path)
-            except OSError:
-                return False  # nothing there yet (a new file) or unreadable: no content
-        return (info.st_dev, info.st_ino) in self.inodes
-
-
-def real_path(path: Path) -> Path:
-    """``path`` with symlinks and ``..`` resolved as far as they exist."""
-    try:
-        return path.resolve()
-    except (OSError, RuntimeError):
-        return Path(os.path.abspath(path))
 
 
 def absolute(raw: str, cwd: Path | None) -> Path:
@@ -187,10 +81,21 @@ def shown(path: Path, cwd: Path | None) -> str:
         return str(path)
 
 
+def shown_target(path: Path, cwd: Path | None) -> str:
+    """`shown`, followed by where the path really leads when a link takes it elsewhere
+    (``cfg/mcp.json → /home/me/.cat-code/mcp.json``): what an approval is really about."""
+    name = shown(path, cwd)
+    target = real_path(path)
+    return name if target == path else f"{name} → {target}"
+
+
 def path_argument(arguments: dict[str, object], key: str = "path") -> str:
     raw = arguments.get(key)
     if not isinstance(raw, str) or not raw.strip():
         raise FileToolError(f"Error: '{key}' must be a non-empty string")
+    problem = nul_refusal(arguments, (key,))
+    if problem is not None:
+        raise FileToolError(problem)
     return raw
 
 
@@ -216,33 +121,18 @@ def read_regular(path: Path, name: str, limit: int = MAX_READ_BYTES) -> Snapshot
     """The first ``limit`` bytes of the regular file ``path``; `FileToolError` for anything
     else (missing, a folder, a FIFO, a device). Never blocks on a special file."""
     try:
-        info = os.stat(path)
+        data, info = read_regular_file(path, limit, cut=True)
+    except UnreadableFile as exc:
+        try:
+            _require_regular(os.stat(path).st_mode, name)  # the tools' words for each kind
+        except OSError:
+            pass
+        raise FileToolError(f"Error: cannot read {name}: {exc.strerror}") from None
     except FileNotFoundError:
         raise FileToolError(f"Error: {name} does not exist") from None
     except OSError as exc:
         raise FileToolError(f"Error: cannot read {name}: {exc.strerror or exc}") from None
-    _require_regular(info.st_mode, name)
-    flags = os.O_RDONLY | getattr(os, "O_NONBLOCK", 0) | getattr(os, "O_NOCTTY", 0)
-    try:
-        fd = os.open(path, flags)
-    except OSError as exc:
-        raise FileToolError(f"Error: cannot read {name}: {exc.strerror or exc}") from None
-    try:
-        info = os.fstat(fd)
-        _require_regular(info.st_mode, name)  # swapped for a FIFO after the stat
-        chunks: list[bytes] = []
-        left = limit
-        while left > 0:
-            chunk = os.read(fd, min(left, 1024 * 1024))
-            if not chunk:
-                break
-            chunks.append(chunk)
-            left -= len(chunk)
-    except OSError as exc:
-        raise FileToolError(f"Error: cannot read {name}: {exc.strerror or exc}") from None
-    finally:
-        os.close(fd)
-    return Snapshot(b"".join(chunks), info.st_size, stat.S_IMODE(info.st_mode), info.st_mtime_ns)
+    return Snapshot(data, info.st_size, stat.S_IMODE(info.st_mode), info.st_mtime_ns)
 
 
 def _require_regular(mode: int, name: str) -> None:
@@ -321,30 +211,6 @@ def decode_text(data: bytes, name: str) -> tuple[str, Codec]:
         raise FileToolError(f"Error: {name} is not valid {codec.encoding} text") from None
 
 
-def atomic_write(path: Path, data: bytes, *, mode: int | None) -> None:
-    """Write ``data`` to ``path`` all at once: a temporary file in the same folder, synced,
-    then renamed over it. ``mode`` is the existing file's (kept); None for a new file, which
-    gets the usual 0666 less the umask. A symlink is written through, to its target."""
-    target = real_path(path)
-    temporary = target.with_name(f".{target.name}.{secrets.token_hex(4)}.cat-code-tmp")
-    fd = os.open(temporary, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o666 if mode is None else 0o600)
-    try:
-        try:
-            if mode is not None:
-                os.fchmod(fd, mode)
-            view = memoryview(data)
-            while view:
-                view = view[os.write(fd, view) :]
-            os.fsync(fd)
-        finally:
-            os.close(fd)
-        os.replace(temporary, target)
-    except BaseException:
-        with contextlib.suppress(OSError):
-            os.unlink(temporary)
-        raise
-
-
 @dataclass(frozen=True, slots=True)
 class _Seen:
     digest: str
@@ -421,13 +287,36 @@ class FileTool(Tool):
 
     def file_paths(self, arguments: dict[str, Any]) -> list[Path]:
         raw = arguments.get("path")
+        if isinstance(raw, str) and "\0" in raw:
+            return []  # names no file: `refusal` refuses the call
         if isinstance(raw, str) and raw.strip():
             return [absolute(raw, self.cwd)]
         return [self.cwd or Path.cwd()]
 
+    def permission_subjects(self, arguments: dict[str, Any]) -> list[str]:
+        """``name(real target)`` per path, so a rule can name a path: ``write_file(/tmp/*)``."""
+        return [f"{self.name}({real_path(path)})" for path in self.file_paths(arguments)]
+
+    def refusal(self, arguments: dict[str, Any]) -> str | None:
+        """A NUL byte in the path, or a path that is cat-code's own (`Protected`, for a
+        write even a saved output): refused before anyone is asked."""
+        problem = nul_refusal(arguments)
+        if problem is not None:
+            return problem
+        raw = arguments.get("path")
+        if not isinstance(raw, str) or not raw.strip():
+            return None  # the default folder, or a bad argument the tool will name
+        path = absolute(raw, self.cwd)
+        if self.protected.covers(path, named_read=self.read_only):
+            return refusal(shown(path, self.cwd))
+        return None
+
     async def execute(
         self, arguments: dict[str, Any], *, progress: ProgressCallback | None = None
     ) -> ToolResult:
+        problem = self.refusal(arguments)
+        if problem is not None:
+            return ToolResult.error(problem)
         try:
             return await self.run(arguments)
         except FileToolError as exc:

@@ -15,8 +15,9 @@ applies it, as git does.) Hidden files are included, symlinks are not followed, 
 files (FIFOs, devices) and `Protected` paths are never yielded. It stops after
 `MAX_WALK_FILES`. An ignore file that is not a regular file or is over `MAX_IGNORE_BYTES`
 is skipped with one warning naming it (the walk goes on as if it were absent);
-`ignore_files_usable` says whether a tree has such a file (ripgrep cannot skip one).
-`glob_regex` turns a glob (``**/*.py``, ``src/*.{ts,tsx}``) into a regex over ``/`` paths.
+`ignore_files_usable` says whether a tree has such a file (ripgrep cannot skip one). An
+ignore pattern with more than `MAX_IGNORE_WILDCARDS` runs of ``*`` is skipped with a
+warning: matched by backtracking, it could stall every walk.
 """
 
 from __future__ import annotations
@@ -36,6 +37,9 @@ from cat_code.tools.builtin._fs import FileToolError, ProtectedCheck, read_regul
 
 #: Files a walk looks at before it stops (a home folder is not a project).
 MAX_WALK_FILES = 200_000
+#: Runs of ``*`` an ignore pattern may have (3 cost ~25 ms on a 255-character name, 4 ~2 s).
+MAX_IGNORE_WILDCARDS = 3
+_WILDCARD_RUN = re.compile(r"(?<!\\)\*+")
 IGNORE_FILE = ".gitignore"
 #: The largest ignore file honoured: real ones are a few kilobytes; a link to /dev/zero or
 #: a runaway file is skipped with a warning, never read into memory.
@@ -96,12 +100,27 @@ def _load(folder: Path, name: str = IGNORE_FILE, bad: list[Path] | None = None) 
         _refuse(path, f"{path} is over {MAX_IGNORE_BYTES:,} bytes", bad)
         return None
     lines = data.decode("utf-8", errors="replace").splitlines()
+    lines = _without_runaway_patterns(lines, path)
     patterns = []
     for pattern in pathspec.GitIgnoreSpec.from_lines(lines).patterns:
         regex = getattr(pattern, "regex", None)
         if pattern.include is not None and isinstance(regex, re.Pattern):
             patterns.append((_own_path_regex(regex), pattern.include))
     return _Rules(folder, tuple(patterns)) if patterns else None
+
+
+def _without_runaway_patterns(lines: list[str], source: Path) -> list[str]:
+    """``lines`` less the patterns with more than `MAX_IGNORE_WILDCARDS` runs of ``*``:
+    pathspec matches by backtracking regexes, where each run multiplies the work on a long
+    name (a repository's ``*a*a*a*a*a*a*b`` took 109 s on one 90-character name). Such a
+    pattern is skipped, with a warning: the search then shows what it would have hidden."""
+    kept = [line for line in lines if len(_WILDCARD_RUN.findall(line)) <= MAX_IGNORE_WILDCARDS]
+    if len(kept) < len(lines):
+        logger.warning(
+            "%s: %d pattern(s) with more than %d wildcards skipped (too slow to match)",
+            source, len(lines) - len(kept), MAX_IGNORE_WILDCARDS,
+        )  # fmt: skip
+    return kept
 
 
 def git_root(folder: Path) -> Path | None:
@@ -227,48 +246,3 @@ def ignore_files_usable(root: Path) -> bool:
         except OSError:
             continue
     return True
-
-
-def glob_regex(pattern: str) -> re.Pattern[str]:
-    """A glob as a regex over relative ``/`` paths: ``**/`` any folders (or none), ``**``
-    anything, ``*`` and ``?`` within one name, ``[...]`` a class, ``{a,b}`` alternatives."""
-    out: list[str] = []
-    i = 0
-    depth = 0
-    while i < len(pattern):
-        char = pattern[i]
-        if pattern.startswith("**/", i):
-            out.append("(?:.*/)?")
-            i += 3
-            continue
-        if pattern.startswith("**", i):
-            out.append(".*")
-            i += 2
-            continue
-        if char == "*":
-            out.append("[^/]*")
-        elif char == "?":
-            out.append("[^/]")
-        elif char == "[":
-            end = pattern.find("]", i + 2 if pattern[i + 1 : i + 2] in ("!", "^") else i + 1)
-            if end == -1:
-                out.append(re.escape(char))
-            else:
-                body = pattern[i + 1 : end]
-                if body[:1] in ("!", "^"):
-                    body = "^" + body[1:]
-                out.append(f"[{body.replace(chr(92), chr(92) * 2)}]")
-                i = end
-        elif char == "{":
-            out.append("(?:")
-            depth += 1
-        elif char == "}" and depth:
-            out.append(")")
-            depth -= 1
-        elif char == "," and depth:
-            out.append("|")
-        else:
-            out.append(re.escape(char))
-        i += 1
-    out.append(")" * depth)
-    return re.compile("".join(out) + r"\Z", re.DOTALL)

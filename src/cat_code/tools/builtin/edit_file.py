@@ -12,6 +12,7 @@ from __future__ import annotations
 
 from typing import Any
 
+from cat_code.base.files import atomic_write
 from cat_code.tools.base import FileChange, ToolResult
 from cat_code.tools.builtin._fs import (
     Codec,
@@ -19,12 +20,12 @@ from cat_code.tools.builtin._fs import (
     FileToolError,
     Snapshot,
     absolute,
-    atomic_write,
     decode_text,
     in_thread,
     path_argument,
     read_regular,
     shown,
+    shown_target,
 )
 
 
@@ -116,7 +117,7 @@ class EditFileTool(FileTool):
             raise FileToolError("Error: 'replace_all' must be true or false")
         path = absolute(raw, self.cwd)
         name = shown(path, self.cwd)
-        self.protected.refuse(path, name)
+        self.protected.refuse(path, name, write=True)
         return path, name, old, new, replace_all
 
     async def preview(self, arguments: dict[str, Any]) -> FileChange | None:
@@ -126,7 +127,7 @@ class EditFileTool(FileTool):
             after = apply_edit(text, old, new, replace_all=replace_all, name=name)
         except FileToolError:
             return None
-        return FileChange(path, name, text, after)
+        return FileChange(path, shown_target(path, self.cwd), text, after)
 
     async def run(self, arguments: dict[str, Any]) -> ToolResult:
         path, name, old, new, replace_all = self._arguments(arguments)
@@ -136,6 +137,7 @@ class EditFileTool(FileTool):
             self.ledger.check(path, snapshot, name)
             after = apply_edit(text, old, new, replace_all=replace_all, name=name)
             data = codec.encode(after, name)
+            self.protected.refuse(path, name, write=True)  # a link swapped in meanwhile
             atomic_write(path, data, mode=snapshot.mode)
             self.ledger.record_written(path, data)
             return text.count(old) if replace_all else 1

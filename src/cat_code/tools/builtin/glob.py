@@ -1,9 +1,10 @@
 """The built-in `glob` tool: files whose path matches a glob, newest first.
 
 The pattern is matched against each file's path relative to the folder searched (``path``,
-default the working directory): ``*.py`` only at its top, ``**/*.py`` at any depth. The
-walk is `_walk.walk`'s (``.gitignore`` honoured, ``.git`` and protected files left out);
-at most `MAX_GLOB_RESULTS` paths are returned, with a note when there were more.
+default the working directory): ``*.py`` only at its top, ``**/*.py`` at any depth, in
+linear time (`_glob_match`: no pattern can stall the search; a bad one is a tool error).
+The walk is `_walk.walk`'s (``.gitignore`` honoured, ``.git`` and protected files left
+out); at most `MAX_GLOB_RESULTS` paths are returned, with a note when there were more.
 """
 
 from __future__ import annotations
@@ -21,7 +22,8 @@ from cat_code.tools.builtin._fs import (
     in_thread,
     shown,
 )
-from cat_code.tools.builtin._walk import WalkStats, glob_regex, walk
+from cat_code.tools.builtin._glob_match import GlobError, compile_glob
+from cat_code.tools.builtin._walk import WalkStats, walk
 
 MAX_GLOB_RESULTS = 100
 
@@ -62,7 +64,10 @@ class GlobTool(FileTool):
             raise FileToolError(f"Error: {name} is not a folder")
         guard = self.protected.check()  # stated once for the call: root and walk
         guard.refuse(root, name)
-        matcher = glob_regex(pattern.strip().removeprefix("./"))
+        try:  # matched in linear time, whatever the pattern (`_glob_match`)
+            matcher = compile_glob(pattern.strip().removeprefix("./"))
+        except GlobError as exc:
+            raise FileToolError(f"Error: {exc}") from None
         stop = threading.Event()
         stats = WalkStats()
 

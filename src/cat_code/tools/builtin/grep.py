@@ -13,7 +13,10 @@ matching lines per file, which `_format` turns into the answer:
 
 Paths are relative to the working directory when inside it. Protected files never show.
 The answer is capped (files, lines, characters) with a note saying what was left out;
-a ripgrep whose output grows past `MAX_RG_OUTPUT_BYTES` is stopped.
+so is the work behind it: ``context`` is at most `MAX_CONTEXT` lines, the Python search
+stops after keeping `MAX_KEPT_LINES` lines, a ripgrep whose output grows past
+`MAX_RG_OUTPUT_BYTES` is stopped. The ``glob`` filter is matched in linear time
+(`_glob_match`); a bad glob or regex is a tool error.
 A tree holding an ignore file ripgrep cannot read safely (a FIFO, a link to ``/dev/zero``:
 `_walk.ignore_files_usable`) is searched in Python, which skips that file with a warning.
 """
@@ -34,8 +37,6 @@ from enum import Enum
 from pathlib import Path
 from typing import Any
 
-import pathspec
-
 from cat_code.tools.base import ToolResult
 from cat_code.tools.builtin._fs import (
     MAX_OUTPUT_CHARS,
@@ -48,6 +49,7 @@ from cat_code.tools.builtin._fs import (
     read_regular,
     shown,
 )
+from cat_code.tools.builtin._glob_match import GlobError, git_glob_filter
 from cat_code.tools.builtin._walk import WalkStats, ignore_files_usable, walk
 
 logger = logging.getLogger(__name__)
@@ -59,6 +61,11 @@ MAX_LINES = 300
 MAX_LINE_CHARS = 500
 #: Larger files are not searched (both backends): generated data, not code.
 MAX_FILE_BYTES = 10 * 1024 * 1024
+#: Lines of context around a match, at most: more is a search of whole files, not a grep.
+MAX_CONTEXT = 100
+#: Lines (matches and context) the Python search keeps before it stops: the answer shows
+#: `MAX_LINES`, counts need no more than this to be worth reading.
+MAX_KEPT_LINES = 100_000
 #: ripgrep's output read before it is stopped: enough for every cap above many times over.
 MAX_RG_OUTPUT_BYTES = 32 * 1024 * 1024
 #: The longest a ripgrep run may take.
@@ -155,6 +162,15 @@ class GrepTool(FileTool):
         context = arguments.get("context") or 0
         if isinstance(context, bool) or not isinstance(context, int) or context < 0:
             raise FileToolError("Error: 'context' must be an integer ≥ 0")
+        if context > MAX_CONTEXT:
+            raise FileToolError(
+                f"Error: 'context' is at most {MAX_CONTEXT} lines; read_file shows more"
+            )
+        if glob is not None:
+            try:
+                git_glob_filter(glob)
+            except GlobError as exc:
+                raise FileToolError(f"Error: {exc}") from None
         try:
             re.compile(pattern)
         except re.error as exc:
@@ -193,7 +209,8 @@ class GrepTool(FileTool):
             except asyncio.CancelledError:
                 stop.set()
                 raise
-        hits = [h for h in hits if not guard.covers(h.path)]
+        if not query.single_file:  # a file named is checked already (`_query`)
+            hits = [h for h in hits if not guard.covers(h.path)]
         return ToolResult(self._format(query, hits, stats.truncated))
 
     def _search(
@@ -214,7 +231,11 @@ class GrepTool(FileTool):
         else:
             files = walk(query.root, guard=guard, stats=stats, stop=stop)
         found = []
+        kept = 0
         for path in files:
+            if kept >= MAX_KEPT_LINES:
+                stats.truncated = True  # the answer's note: the search stopped early
+                break
             if not selected(path):
                 continue
             try:
@@ -240,6 +261,7 @@ class GrepTool(FileTool):
             entry = FileHits(path)
             entry.lines = [(i + 1, texts[i].rstrip("\r"), wanted[i]) for i in sorted(wanted)]
             found.append(entry)
+            kept += len(entry.lines)
         return found
 
     def _format(self, query: Query, hits: list[FileHits], truncated: bool) -> str:
@@ -292,7 +314,7 @@ class GrepTool(FileTool):
         return "\n".join(lines + notes)
 
 
-_WALK_NOTE = "\n[The search stopped early: too many files under this folder.]"
+_WALK_NOTE = "\n[The search stopped early: too many files or matching lines under this folder.]"
 
 
 def _glob_filter(query: Query) -> Callable[[Path], bool]:
@@ -300,9 +322,9 @@ def _glob_filter(query: Query) -> Callable[[Path], bool]:
     folder searched; a glob without ``/`` matches the name at any depth)."""
     if not query.glob:
         return lambda path: True
-    spec = pathspec.GitIgnoreSpec.from_lines([query.glob])
+    wanted = git_glob_filter(query.glob)
     base = query.root.parent if query.single_file else query.root
-    return lambda path: spec.match_file(path.relative_to(base).as_posix())
+    return lambda path: wanted(path.relative_to(base).as_posix())
 
 
 def _rg_command(rg: str, query: Query, context: int) -> tuple[list[str], Path]:
@@ -334,7 +356,7 @@ async def _ripgrep(rg: str, query: Query, context: int) -> list[FileHits] | None
             stderr=asyncio.subprocess.PIPE,
             start_new_session=True,
         )
-    except OSError as exc:
+    except (OSError, ValueError) as exc:  # ValueError: a NUL in the pattern
         logger.debug("ripgrep could not start: %s", exc)
         return None
     assert process.stdout is not None and process.stderr is not None

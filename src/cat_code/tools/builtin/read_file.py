@@ -3,7 +3,7 @@
 The first `DEFAULT_LINES` lines unless an ``offset``/``limit`` asks for others; a line
 longer than `MAX_LINE_CHARS` is cut, the whole answer is capped at `MAX_READ_CHARS`,
 and a note says where to read on. Lines are counted as Python's ``str.splitlines`` counts
-them (the numbers `cat_code.host.output_policy` hints at). Only regular text files are
+them (the numbers `cat_code.host.mcp_tools.output_policy` hints at). Only regular text files are
 read, at most `MAX_READ_BYTES` of one (see `_fs`); each read is noted in the
 conversation's `FileLedger`, which edit_file and write_file check.
 """

@@ -10,19 +10,20 @@ from __future__ import annotations
 import os
 from typing import Any
 
+from cat_code.base.files import atomic_write
 from cat_code.tools.base import FileChange, ToolResult
 from cat_code.tools.builtin._fs import (
     Codec,
     FileTool,
     FileToolError,
     absolute,
-    atomic_write,
     decode_text,
     detect_codec,
     in_thread,
     path_argument,
     read_regular,
     shown,
+    shown_target,
 )
 
 
@@ -53,7 +54,7 @@ class WriteFileTool(FileTool):
             raise FileToolError("Error: 'content' must be a string")
         path = absolute(raw, self.cwd)
         name = shown(path, self.cwd)
-        self.protected.refuse(path, name)
+        self.protected.refuse(path, name, write=True)
         return path, name, content
 
     async def preview(self, arguments: dict[str, Any]) -> FileChange | None:
@@ -68,12 +69,13 @@ class WriteFileTool(FileTool):
             old = await in_thread(before)
         except FileToolError:
             return None
-        return FileChange(path, name, old, content)
+        return FileChange(path, shown_target(path, self.cwd), old, content)
 
     async def run(self, arguments: dict[str, Any]) -> ToolResult:
         path, name, content = self._arguments(arguments)
 
         def write() -> bool:
+            self.protected.refuse(path, name, write=True)  # a link swapped in meanwhile
             if os.path.lexists(path) or os.path.islink(path):
                 snapshot = read_regular(path, name)
                 self.ledger.check(path, snapshot, name)
@@ -84,7 +86,7 @@ class WriteFileTool(FileTool):
             else:
                 path.parent.mkdir(parents=True, exist_ok=True)
                 data = content.encode("utf-8")
-                atomic_write(path, data, mode=None)
+                atomic_write(path, data, new_file_mode=None)
                 created = True
             self.ledger.record_written(path, data)
             return created

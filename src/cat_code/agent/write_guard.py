@@ -1,0 +1,158 @@
+"""Writes that no blanket approval covers: outside the workspace, or to a trust-bearing file.
+
+``--yes``, an ``--allow-tool`` glob, an ``allow`` rule or an "always" answer for a tool that
+changes files (not read-only, naming them in `Tool.file_paths`: ``write_file``,
+``edit_file``) covers the workspace only: the working directory and the ``--add-dir``
+folders, compared by real path (every link and parent resolved, so ``out/x`` with
+``out`` → ``/elsewhere`` is a write to ``/elsewhere/x``). A write whose real target lies
+outside the workspace, or that changes one of the project's trust-bearing files
+(`TRUST_FILES`: what they say decides which servers start and which tools run unasked), is
+asked about every time; with nobody to ask (``-p``) it is refused, unless a rule names
+that path: ``write_file(/abs/path)`` or a glob like ``write_file(/tmp/out/*)``, matched
+against the tool's name and the real target (`FileTool.permission_subjects`), in the
+user's settings or an ``--allow-tool``. A project's rules never name a path for a write
+(its allow rules never cover built-in tools). cat-code's own files (``$CAT_CODE_HOME``) are
+not decided here: no tool touches them at all (`cat_code.tools.builtin.Protected`).
+"""
+
+from __future__ import annotations
+
+import enum
+import fnmatch
+from collections.abc import Callable, Iterable
+from dataclasses import dataclass
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+from cat_code.tools.base import Tool
+from cat_code.tools.builtin import real_path
+
+if TYPE_CHECKING:  # permissions imports this module
+    from cat_code.agent.permissions import RuleBook
+
+#: The project's files whose content widens what cat-code does once written: its servers
+#: (``.mcp.json``) and its settings (``.cat-code/settings*.json``), as (folder, name);
+#: a folder of None matches a file of that name in any folder.
+TRUST_FILES: tuple[tuple[str | None, str], ...] = (
+    (None, ".mcp.json"),
+    (".cat-code", "settings.json"),
+    (".cat-code", "settings.local.json"),
+)
+
+
+class Why(enum.Enum):
+    """Why a write is guarded."""
+
+    OUTSIDE = "outside the working directory and the --add-dir folders"
+    TRUST_FILE = "one of the project's trust-bearing files (servers and permission rules)"
+
+
+@dataclass(frozen=True, slots=True)
+class GuardedWrite:
+    """One path of a call that only the user, or a rule naming it, may approve."""
+
+    path: Path
+    #: Where ``path`` really leads (what is written).
+    target: Path
+    why: Why
+
+    def describe(self) -> str:
+        """``path`` (→ its real target when a link takes it elsewhere) and why it is guarded."""
+        return f"{where(self.path)}, {self.why.value}"
+
+
+def where(path: Path) -> str:
+    """``path`` as a question or a refusal names it: with where it leads when a link takes
+    it elsewhere (``/p/sl.txt → /etc/passwd``), since that is what is read or written."""
+    target = real_path(path)
+    return str(path) if target == path else f"{path} → {target}"
+
+
+def is_trust_file(path: Path) -> bool:
+    """Whether ``path`` (or where it really leads) is one of `TRUST_FILES`."""
+    for candidate in (path, real_path(path)):
+        name, folder = candidate.name.casefold(), candidate.parent.name.casefold()
+        if any(name == f and p in (None, folder) for p, f in TRUST_FILES):
+            return True
+    return False
+
+
+def guarded_writes(
+    tool: Tool, arguments: dict[str, Any], workspace: Callable[[], Iterable[Path]] | None
+) -> list[GuardedWrite]:
+    """The paths this call would change that no blanket approval covers (none for a
+    read-only tool). ``workspace``: `Permissions.workspace`, the folders writes may go to
+    (None: anywhere)."""
+    if tool.read_only:
+        return []
+    folders = None if workspace is None else [real_path(f) for f in workspace()]
+    found = []
+    for path in tool.file_paths(arguments):
+        target = real_path(path)
+        if is_trust_file(path):
+            found.append(GuardedWrite(path, target, Why.TRUST_FILE))
+        elif folders is not None and not any(target.is_relative_to(f) for f in folders):
+            found.append(GuardedWrite(path, target, Why.OUTSIDE))
+    return found
+
+
+def naming_rule(
+    tool: Tool, arguments: dict[str, Any], allow_patterns: Iterable[str], rules: RuleBook
+) -> str | None:
+    """The first ``--allow-tool`` pattern or allow rule (the user's, never a project's) that
+    names a path (``tool(path-glob)``) and covers every path of the call by its real target;
+    None when there is none, or the call names no path."""
+    subjects = [f"{tool.name}({real_path(path)})" for path in tool.file_paths(arguments)]
+    if not subjects:
+        return None
+    own = [r.pattern for r in rules.rules if r.effect == "allow" and r.source != "project"]
+    for pattern in [*allow_patterns, *own]:
+        if "(" in pattern and all(fnmatch.fnmatchcase(s, pattern) for s in subjects):
+            return pattern
+    return None
+
+
+def refusal(tool: Tool, guarded: list[GuardedWrite]) -> str:
+    """What the model reads when ``-p`` cannot ask about a guarded write."""
+    first = guarded[0]
+    what = "; ".join(write.describe() for write in guarded)
+    return (
+        f"Error: '{tool.name}' writes {what}, which only the user may approve, and this "
+        "non-interactive session cannot ask (--yes and allow rules cover writes inside the "
+        "working directory only). The user can allow it with --add-dir (for a folder outside), "
+        f"or with a permission rule naming the path, such as --allow-tool "
+        f"'{tool.name}({first.target})'."
+    )
+
+
+def question_notes(
+    tool: Tool, arguments: dict[str, Any], workspace: Callable[[], Iterable[Path]] | None
+) -> list[str]:
+    """Lines for the approval question: where each path really leads when a link takes
+    it elsewhere, and why a guarded write is asked about whatever was answered before.
+    ``workspace``: `Permissions.workspace`."""
+    notes = []
+    guarded = {write.path: write for write in guarded_writes(tool, arguments, workspace)}
+    for path in tool.file_paths(arguments):
+        target = real_path(path)
+        if path in guarded:
+            notes.append(
+                f"{target} is {guarded[path].why.value}: asked every time "
+                '("always" covers the working directory only)'
+            )
+        elif target != path:
+            notes.append(f"{path} leads to {target}")
+    return notes
+
+
+__all__ = [
+    "TRUST_FILES",
+    "GuardedWrite",
+    "Why",
+    "guarded_writes",
+    "is_trust_file",
+    "naming_rule",
+    "question_notes",
+    "refusal",
+    "where",
+]
