@@ -262,6 +262,9 @@ def test_the_repl_shows_its_worktree_and_asks_to_keep_or_remove_one_holding_work
     assert (wt / "note.txt").is_file() and not (repo / "note.txt").exists()
     term.type("/status")
     term.wait_for("worktree repl-work · branch cat-code/repl-work")
+    term.type("/worktree")
+    term.wait_for("holds: 1 uncommitted change")
+    term.wait_for("files changed: note.txt")
     term.type("/exit")
     term.wait_for("worktree repl-work has 1 uncommitted change. keep it or remove it? [K/r]")
     term.type("r")
@@ -289,6 +292,8 @@ def test_the_repl_keeps_a_worktree_holding_work_by_default_and_removes_a_clean_o
     clean = repl("-w", "idle")
     clean.wait_for("worktree idle · branch cat-code/idle")
     clean.wait_for("›")
+    clean.type("/worktree")
+    clean.wait_for("holds: no changes")
     clean.type("/exit")
     clean.wait_for("worktree idle had no changes: removed it and its branch")
     assert clean.wait_for_exit() == 0

@@ -286,6 +286,7 @@ class Repl:
             memory=self.session.memory,
             status=lambda: status_text(self.session, worktree=self._worktree_line()),
             cost=self.session.meter.describe,
+            worktree=getattr(self.args, "active_worktree", None),
         )
 
     def _tool_search_status(self) -> str | None:

@@ -37,6 +37,7 @@ if TYPE_CHECKING:
     from cat_code.host.config.load import McpConfig
     from cat_code.host.servers.pool import McpPool
     from cat_code.host.servers.server import ServerStatus
+    from cat_code.host.worktrees import Worktree
     from cat_code.mcp.roots import Roots
     from cat_code.repl.render import TurnView
 
@@ -151,6 +152,8 @@ class CommandContext:
     status: Callable[[], str] = field(default=lambda: "no session")
     #: The lines of /cost (tokens and dollars so far).
     cost: Callable[[], str] = field(default=lambda: "no model requests yet")
+    #: The git worktree the session runs in (``cat-code -w``; /worktree), if any.
+    worktree: Worktree | None = None
     #: The slash commands themselves (/help reads them); set by `CommandRegistry.handle`.
     commands: CommandRegistry | None = None
 
