@@ -23,10 +23,6 @@ KNOWN_OVERSIZE: frozenset[str] = frozenset(
         # the stdio child's lifecycle and its reader in one module.
         "cat_code/mcp/transports/stdio.py",
         "cat_code/mcp/transports/stdio.py::StdioTransport",
-        # the config's schema, scopes and loading in one module (item 7: host/config/ split).
-        "cat_code/host/config/load.py",
-        # the server state machine with its connect, restart and sign-in paths.
-        "cat_code/host/servers/server.py::McpServer",
     }
 )
 

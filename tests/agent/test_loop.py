@@ -15,8 +15,7 @@ import pytest
 
 from cat_code.agent.loop import CANCELLED_RESULT, Agent, AgentEvents
 from cat_code.agent.permissions import Answer, Permissions
-from cat_code.agent.providers import anthropic as anthropic_wire
-from cat_code.agent.providers import openai as openai_wire
+from cat_code.agent.providers import anthropic as anthropic_wire, openai as openai_wire
 from cat_code.agent.providers.base import (
     API_ERROR_NOTE,
     INTERRUPTED_NOTE,

@@ -22,8 +22,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from hypothesis import HealthCheck, given, settings
-from hypothesis import strategies as st
+from hypothesis import HealthCheck, given, settings, strategies as st
 
 from cat_code.agent.permissions import Answer, Permissions, RuleBook
 from cat_code.host.mcp_tools.output_policy import output_dir

@@ -24,10 +24,10 @@ from cat_code.host.config.load import (
     McpConfig,
     Scope,
     ServerConfig,
+    in_effect as load_in_effect,
     parse_entry,
     scope_file,
 )
-from cat_code.host.config.load import in_effect as load_in_effect
 from cat_code.host.config.masking import (
     VARIABLE,
 )

@@ -26,8 +26,7 @@ from cat_code.agent.transcript import compact_json
 from cat_code.agent.write_guard import question_notes
 from cat_code.base.safe_text import safe_line
 from cat_code.host.config.load import McpConfig
-from cat_code.host.config.project_trust import project_content
-from cat_code.host.config.project_trust import record as record_content
+from cat_code.host.config.project_trust import project_content, record as record_content
 from cat_code.host.config.trust import TrustDecision, decide
 from cat_code.host.status import waiting_lines
 from cat_code.mcp.auth.callback import open_in_background

@@ -19,8 +19,7 @@ from scripted.model_api import ScriptedModelApi, anthropic_text, anthropic_tool_
 
 from cat_code.agent.loop import Agent
 from cat_code.agent.permissions import Permissions
-from cat_code.agent.providers import anthropic as anthropic_provider
-from cat_code.agent.providers import openai as openai_provider
+from cat_code.agent.providers import anthropic as anthropic_provider, openai as openai_provider
 from cat_code.agent.providers.anthropic import AnthropicProvider
 from cat_code.agent.providers.base import UserMessage
 from cat_code.host.config.load import McpConfig, StdioServerConfig

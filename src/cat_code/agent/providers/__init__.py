@@ -60,7 +60,8 @@ def resolve_model(option: str | None, environ: Mapping[str, str] | None = None) 
         if spec.startswith("claude"):
             return ModelChoice("anthropic", spec)
         raise ModelSpecError(
-            f"model {spec!r} names no provider; write it as anthropic:<model> or openai:<model>"
+            f"model {spec!r} names no provider; write it as PROVIDER:MODEL "
+            f"(providers: {', '.join(PROVIDERS)})"
         )
     provider = provider.strip().lower()
     if provider not in PROVIDERS:

@@ -337,7 +337,9 @@ class McpPool:
 
     def instructions(self) -> dict[str, str]:
         """The ``instructions`` of every connected server that gave some, by server name."""
-        return {s.name: text for s in self.servers if (text := s.instructions)}
+        return {
+            s.name: text for s in self.connected() if s.client and (text := s.client.instructions)
+        }
 
     def status(self) -> list[ServerStatus]:
         """One entry per configured server, broken entries included, in config order."""

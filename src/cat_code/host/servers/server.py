@@ -85,6 +85,27 @@ class ServerStatus:
     #: it would read, by name (`cat_code.host.config.reach`).
     reach: str = ""
 
+    @classmethod
+    def of(cls, server: McpServer) -> ServerStatus:
+        """What status shows of ``server`` now."""
+        client = server.client
+        failed = server.state is ServerState.FAILED
+        explained = failed or server.state is ServerState.NEEDS_LOGIN
+        return cls(
+            name=server.name,
+            state=server.state,
+            tools=len(server.tools),
+            transport=client.transport.kind if client is not None else server.config.type,
+            target=server.config.target,
+            error=server.error if explained else None,
+            protocol_version=client.protocol_version if client is not None else None,
+            era=client.era if client is not None and client.protocol_version else None,
+            stderr_tail=client.transport.diagnostics() if failed and client is not None else [],
+            server_info=client.server_info if client is not None else {},
+            restarts=server.restarts,
+            gave_up=failed and server.gave_up,
+        )
+
     def to_json(self) -> dict[str, Any]:
         return {
             **({"reach": self.reach} if self.reach else {}),
@@ -199,13 +220,6 @@ class McpServer:
     def client(self) -> McpClient | None:
         """The current connection (for diagnostics; tools call through the server)."""
         return self._client
-
-    @property
-    def instructions(self) -> str | None:
-        client = self._client
-        if self._state is ServerState.CONNECTED and client is not None:
-            return client.instructions
-        return None
 
     def _fail(self, reason: str) -> None:
         self._state = ServerState.FAILED
@@ -540,31 +554,15 @@ class McpServer:
         return read(client) or []
 
     def status(self) -> ServerStatus:
-        client = self._client
-        failed = self._state is ServerState.FAILED
-        explained = failed or self._state is ServerState.NEEDS_LOGIN
-        return ServerStatus(
-            name=self.name,
-            state=self._state,
-            tools=len(self.tools),
-            transport=client.transport.kind if client is not None else self.config.type,
-            target=self.config.target,
-            error=self.error if explained else None,
-            protocol_version=client.protocol_version if client is not None else None,
-            era=client.era if client is not None and client.protocol_version else None,
-            stderr_tail=client.transport.diagnostics() if failed and client is not None else [],
-            server_info=client.server_info if client is not None else {},
-            restarts=self.restarts,
-            gave_up=failed and self.gave_up,
-        )
+        return ServerStatus.of(self)
 
     def hurry(self) -> None:
-        if self._client is not None:
-            self._client.transport.hurry()
+        if client := self._client:
+            client.transport.hurry()
 
     def kill_now(self) -> None:
-        if self._client is not None:
-            self._client.transport.kill_now()
+        if client := self._client:
+            client.transport.kill_now()
 
 
 async def _first_of(*events: asyncio.Event) -> None:

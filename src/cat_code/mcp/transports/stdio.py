@@ -59,9 +59,11 @@ from cat_code.mcp.transports.base import (
     ignore_message,
     size_text,
 )
-from cat_code.mcp.transports.process_group import group_gone as _group_gone
-from cat_code.mcp.transports.process_group import signal_group as _signal_group
-from cat_code.mcp.transports.process_group import wait_group_gone as _wait_group_gone
+from cat_code.mcp.transports.process_group import (
+    group_gone as _group_gone,
+    signal_group as _signal_group,
+    wait_group_gone as _wait_group_gone,
+)
 
 if TYPE_CHECKING:
     from cat_code.mcp.transports.base import Transport

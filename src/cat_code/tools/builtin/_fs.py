@@ -33,11 +33,14 @@ from cat_code.base.files import UnreadableFile, read_regular_file
 from cat_code.tools.base import ProgressCallback, Tool, ToolResult
 
 # Re-exported (``X as X``): the tools import what they share from here.
-from cat_code.tools.builtin._protected import FileToolError as FileToolError
-from cat_code.tools.builtin._protected import Protected as Protected
-from cat_code.tools.builtin._protected import ProtectedCheck as ProtectedCheck
-from cat_code.tools.builtin._protected import nul_refusal, refusal
-from cat_code.tools.builtin._protected import real_path as real_path
+from cat_code.tools.builtin._protected import (
+    FileToolError as FileToolError,
+    Protected as Protected,
+    ProtectedCheck as ProtectedCheck,
+    nul_refusal,
+    real_path as real_path,
+    refusal,
+)
 from cat_code.tools.threads import in_daemon_thread
 
 _T = TypeVar("_T")
