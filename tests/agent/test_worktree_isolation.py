@@ -9,7 +9,8 @@ from pathlib import Path
 import pytest
 from scripted.git_repos import branches, make_repo, worktree_paths
 
-from cat_code.agent.worktree_isolation import worktree_isolation, worktree_name
+from cat_code.agent.session import builtin_tool_list
+from cat_code.agent.worktree_isolation import WorktreeIsolation, worktree_isolation, worktree_name
 from cat_code.host.worktrees import NotARepository, check_name
 
 
@@ -18,10 +19,14 @@ def repo(tmp_path: Path) -> Path:
     return make_repo(tmp_path / "repo", {"README.md": "hello\n"})
 
 
+async def isolate(agent: str, repo: Path) -> WorktreeIsolation:
+    return await worktree_isolation(agent, repo=repo, make_tools=builtin_tool_list)
+
+
 async def test_its_tools_write_into_its_worktree_and_the_summary_names_branch_and_files(
     repo: Path,
 ) -> None:
-    place = await worktree_isolation("fixer", repo=repo)
+    place = await isolate("fixer", repo)
     tools = {tool.name: tool for tool in place.tools()}
     result = await tools["write_file"].execute({"path": "fix.py", "content": "x = 1\n"})
     assert not result.is_error, result.content
@@ -35,14 +40,14 @@ async def test_its_tools_write_into_its_worktree_and_the_summary_names_branch_an
 async def test_a_subagent_that_changed_nothing_leaves_no_worktree_and_no_branch(
     repo: Path,
 ) -> None:
-    place = await worktree_isolation("reader", repo=repo)
+    place = await isolate("reader", repo)
     assert place.cwd.is_dir()
     assert "no changes; removed it and its branch" in await place.leave()
     assert worktree_paths(repo) == [repo] and branches(repo) == ["main"]
 
 
 async def test_subagents_started_together_each_get_a_worktree_of_their_own(repo: Path) -> None:
-    places = await asyncio.gather(*(worktree_isolation("twin", repo=repo) for _ in range(3)))
+    places = await asyncio.gather(*(isolate("twin", repo) for _ in range(3)))
     assert len({p.cwd for p in places}) == 3
     for summary in await asyncio.gather(*(p.leave() for p in places)):
         assert "no changes" in summary
@@ -53,7 +58,7 @@ async def test_outside_a_repository_the_isolation_fails_with_nothing_made(
     tmp_path: Path,
 ) -> None:
     with pytest.raises(NotARepository):
-        await worktree_isolation("x", repo=tmp_path)
+        await isolate("x", tmp_path)
     assert list(tmp_path.iterdir()) == []
 
 

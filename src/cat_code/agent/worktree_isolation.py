@@ -15,12 +15,16 @@ from __future__ import annotations
 
 import re
 import secrets
+from collections.abc import Callable
 from pathlib import Path
 
-from cat_code.agent.session import builtin_tool_list
 from cat_code.host.worktrees import Worktree, changed_files, create_worktree, remove_if_clean
 from cat_code.tools.base import Tool
 from cat_code.tools.builtin import FileLedger
+
+#: Makes the built-in tools for a folder (`cat_code.agent.session.builtin_tool_list`: given,
+#: not imported, so the session that wires this in does not import itself back).
+ToolMaker = Callable[[Path, FileLedger], list[Tool]]
 
 #: How many changed files a summary names before it says "and N more".
 SUMMARY_FILES = 20
@@ -30,13 +34,14 @@ _SLUG = re.compile(r"[^A-Za-z0-9_-]+")
 class WorktreeIsolation:
     """One subagent's worktree and the tools that work in it."""
 
-    def __init__(self, worktree: Worktree) -> None:
+    def __init__(self, worktree: Worktree, make_tools: ToolMaker) -> None:
         self.worktree = worktree
         self.cwd = worktree.path
+        self._make_tools = make_tools
         self._ledger = FileLedger()  # its reads are its own: read-before-write per place
 
     def tools(self) -> list[Tool]:
-        return builtin_tool_list(self.cwd, self._ledger)
+        return self._make_tools(self.cwd, self._ledger)
 
     async def leave(self) -> str:
         """Remove the worktree if it holds no work; the line the answer ends with."""
@@ -58,7 +63,9 @@ def worktree_name(agent: str) -> str:
     return f"agent-{slug}-{secrets.token_hex(3)}"
 
 
-async def worktree_isolation(agent: str, *, repo: Path) -> WorktreeIsolation:
-    """A new worktree of ``repo``'s repository for subagent ``agent``; raises
-    `cat_code.host.worktrees.WorktreeError` (no git, not a repository) with nothing made."""
-    return WorktreeIsolation(await create_worktree(repo, worktree_name(agent)))
+async def worktree_isolation(agent: str, *, repo: Path, make_tools: ToolMaker) -> WorktreeIsolation:
+    """A new worktree of ``repo``'s repository for subagent ``agent``, its tools made by
+    ``make_tools``; raises `cat_code.host.worktrees.WorktreeError` (no git, not a
+    repository) with nothing made. Wired as ``Subagents.isolations["worktree"] =
+    functools.partial(worktree_isolation, repo=cwd, make_tools=builtin_tool_list)``."""
+    return WorktreeIsolation(await create_worktree(repo, worktree_name(agent)), make_tools)
