@@ -119,9 +119,13 @@ async def test_a_name_in_use_by_a_folder_or_a_branch_is_refused_and_nothing_is_c
     await create_worktree(repo, "taken")
     with pytest.raises(NameInUse, match="exists"):
         await create_worktree(repo, "taken")
+    exclude = (repo / ".git/info/exclude").read_text()
     git(repo, "branch", "cat-code/branch-only")
+    (repo / ".git/info/exclude").write_text("")
     with pytest.raises(NameInUse, match="branch cat-code/branch-only"):
         await create_worktree(repo, "branch-only")
+    assert (repo / ".git/info/exclude").read_text() == ""  # not even the exclude line
+    (repo / ".git/info/exclude").write_text(exclude)
     assert not (repo / ".cat-code/worktrees/branch-only").exists()
     assert len(worktree_paths(repo)) == 2
 

@@ -108,7 +108,6 @@ async def create_worktree(folder: Path, name: str | None = None) -> Worktree:
     if path.exists() or path.is_symlink():
         raise NameInUse(name, f"{path} exists")
     branch = branch_of(name)
-    ensure_excluded(repo)
     added = await git(
         repo.root, "worktree", "add", "--quiet", "-b", branch, str(path), repo.head,
         check=False, timeout_s=TREE_TIMEOUT_S,
@@ -117,6 +116,8 @@ async def create_worktree(folder: Path, name: str | None = None) -> Worktree:
         if await _branch_exists(repo.root, branch):
             raise NameInUse(name, f"the branch {branch} exists")
         raise failed(("worktree", "add"), added)
+    # Only now: a refused worktree leaves no trace, not even the exclude line.
+    ensure_excluded(repo)
     write_record(path, name, repo.head)
     return Worktree(name=name, path=path, branch=branch, base=repo.head, root=repo.root)
 
