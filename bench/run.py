@@ -34,9 +34,11 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
+import agent_workloads
 import context_workloads
 import impls
 import lifecycle_workloads
+import task_workloads
 import workloads
 import worktree_workloads
 from peer_workloads import PeerBench
@@ -140,6 +142,23 @@ METRICS = [
         "tool definitions per model request, 20 servers × 25 tools, tool search auto "
         "(reference: off)",
         other_target=("tool search off", 0.15),
+        floor_is="—",
+        sdk_is="",
+    ),
+    Metric(
+        "tasks.list_1000",
+        "s",
+        "`task_list` on a list of 1,000 tasks, on the session's store (its CPU time, and a "
+        "fresh store's time, in the notes)",
+        other_target=("100 ms", 1.0),
+        floor_is="—",
+        sdk_is="",
+    ),
+    Metric(
+        "agent.spawn",
+        "s",
+        "from an `agent` tool call to the subagent's first model request (real session)",
+        other_target=("20 ms", 1.0),
         floor_is="—",
         sdk_is="",
     ),
@@ -456,6 +475,20 @@ def run_peers(bench: Bench, pb: ProcessBench) -> None:
         peers.close()
 
 
+async def run_tasks(bench: Bench) -> None:
+    """cat-code's own task list: no other client has one; the target is absolute."""
+    await bench.run_async(["tasks.list_1000"], task_workloads.list_1000, ("cat_code",))
+    result = bench.results["tasks.list_1000"]
+    result.reference["cat_code"] = [task_workloads.TARGET_S] * len(result.samples["cat_code"])
+    cpu, cold = (result.extras.get(k, {}).get("cat_code") for k in ("cpu", "cold"))
+    if cpu and cold:
+        result.notes.append(
+            f"task_list on 1,000 tasks: {statistics.median(cpu) * 1e3:.1f} ms of CPU (the wall "
+            f"time waits for the machine's other work too); a fresh store reading every file "
+            f"(cat-code tasks): {statistics.median(cold) * 1e3:.0f} ms"
+        )
+
+
 def run_context(bench: Bench) -> None:
     """Estimated tokens, not time: deterministic, so measured once, not per repetition."""
     if not bench.wanted("context.tool_tokens"):
@@ -473,6 +506,27 @@ def run_context(bench: Bench) -> None:
         f"built-ins + search_tools), {measured.auto_after_search:,} after one search found "
         f"5 tools ({measured.auto_after_search / measured.off:.1%}). Estimated as characters "
         "/ 4 of the definitions' JSON; measured once (deterministic)."
+    )
+
+
+def run_agents(bench: Bench) -> None:
+    """In process, once per repetition: the median of 20 spawns each time."""
+    if not bench.wanted("agent.spawn"):
+        return
+    _progress("agent.spawn")
+    result = bench.results["agent.spawn"]
+    try:
+        for _ in range(bench.repetitions):
+            samples = agent_workloads.spawn_latency(20)
+            result.samples["cat_code"].append(statistics.median(samples))
+            result.reference["cat_code"].append(agent_workloads.SPAWN_TARGET_S)
+    except Exception as exc:
+        bench._fail(["agent.spawn"], "cat_code", exc)
+        return
+    result.notes.append(
+        "A real Session (built-in tools, rules, the session file) with a model "
+        "that answers at once; timed from the agent tool's execute to the subagent's first "
+        "request; each sample is the median of 20 spawns after 3 warm-ups."
     )
 
 
@@ -591,7 +645,9 @@ def main(argv: list[str] | None = None) -> int:
     started = time.perf_counter()
     asyncio.run(run_in_process(bench))
     run_processes(bench)
+    asyncio.run(run_tasks(bench))
     run_context(bench)
+    run_agents(bench)
     explain_parallel_connect(bench.results["stdio.parallel_connect"], bench.sizes.parallel_servers)
     results = [r for r in bench.results.values() if bench.wanted(r.metric.name)]
     meta = {

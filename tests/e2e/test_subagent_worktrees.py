@@ -1,12 +1,7 @@
 """``isolation: "worktree"`` end to end in ``-p``: a subagent works in a fresh worktree of
 its own; its answer names the branch and the files it changed; a clean one is removed at
 once. The real ``cat-code`` in a real repository, a scripted model API playing the parent's
-conversation and the subagent's (routed by its prompt).
-
-Skipped until the ``agent`` tool (branch ``subagents``) is in this tree; once it is, these
-fail until the session wires the isolation (``Subagents.isolations["worktree"] =
-functools.partial(worktree_isolation, repo=cwd, make_tools=builtin_tool_list)``; see
-docs/worktrees.md). They passed on a trial merge of both branches with that wiring."""
+conversation and the subagent's (routed by its prompt)."""
 
 from __future__ import annotations
 
@@ -20,8 +15,6 @@ from typing import Any
 import pytest
 from scripted.git_repos import branches, make_repo, worktree_paths
 from scripted.model_api import ScriptedModelApi, anthropic_text, anthropic_tool_use, tool_results
-
-pytest.importorskip("cat_code.agent.subagents", reason="the agent tool is not merged yet")
 
 CAT_CODE = str(Path(sys.executable).parent / "cat-code")
 _MODEL_VARS = (

@@ -26,7 +26,7 @@ results go back in call order. Invariants:
   a summary: on request, before a request when the last one used `THRESHOLD_PERCENT` of the
   context window (unless ``CAT_CODE_AUTO_COMPACT=off``), and once when the API answers that
   the prompt is too long, the request then retried. Tools found by search before it stay
-  found (``ToolSearch.kept``).
+  found (``ToolSearch.kept``); ``restate`` (the open tasks) is said again after each.
 
 The loop knows `Tool` and `ToolRegistry`, never MCP; the UI listens through `AgentEvents`.
 """
@@ -171,6 +171,7 @@ class Agent:
         tool_search: ToolSearch | None = None,
         log: ConversationLog | None = None,
         meter: UsageMeter | None = None,
+        restate: Callable[[], str] | None = None,
     ) -> None:
         self.provider = provider
         self.registry = registry
@@ -190,6 +191,8 @@ class Agent:
         self.last_usage: Usage | None = None
         #: Compaction when the context fills (``CAT_CODE_AUTO_COMPACT=off``: never by itself).
         self.auto_compact = compaction.auto_enabled()
+        #: Text put back after every compaction, read then (the open tasks).
+        self.restate = restate
         #: Holds automatic compaction back after one that did not help.
         self.compaction_backoff = CompactionBackoff()
         #: The text streamed by the model call in flight.
@@ -335,7 +338,8 @@ class Agent:
         response = await self._request(compaction.SUMMARY_SYSTEM, asked, [])
         summary = response.message.text.strip() or compaction.outline(cut.older)
         before = compaction.estimate(self.messages)
-        rebuilt = compaction.rebuild(summary, cut)
+        restated = self.restate() if self.restate is not None else ""
+        rebuilt = compaction.rebuild(summary, cut, restated=restated)
         after = compaction.estimate(rebuilt)
         result = Compaction(before, after, automatic, len(cut.older), applied=after < before)
         result = self.compaction_backoff.record(result, window)

@@ -14,10 +14,15 @@ The conversation is saved as it goes (`SessionLog`, one file per conversation un
 ``$CAT_CODE_HOME/sessions/``); ``resume`` (``--continue`` / ``--resume``) goes on with a
 saved one, in its own file. `UsageMeter` adds up every request's tokens for ``/cost``
 and the ``-p`` JSON result; a new agent (``/model``) keeps the log and the meter.
+
+The task list (`TaskStore`, the four task tools) is the session's own, named by its id,
+unless ``$CAT_CODE_TASK_LIST`` names a shared one; the session file records which, so
+``--resume`` / ``/resume`` bring it back, and ``/clear`` starts an empty own list.
 """
 
 from __future__ import annotations
 
+import functools
 import logging
 from collections.abc import Sequence
 from pathlib import Path
@@ -33,11 +38,16 @@ from cat_code.agent.providers import (
     create_provider,
     resolve_model,
 )
+from cat_code.agent.subagents import Subagents
 from cat_code.agent.system_prompt import build_system_prompt
+from cat_code.agent.task_tools import TASKS_GUIDANCE, session_task_list, task_tools
+from cat_code.agent.worktree_isolation import worktree_isolation
 from cat_code.host.config.load import McpConfig
 from cat_code.host.servers.connect import ServerElicitationHandler
 from cat_code.host.servers.pool import McpPool
 from cat_code.host.servers.prestart import Prestarted
+from cat_code.host.tasks import TaskStore
+from cat_code.host.tasks.render import restatement
 from cat_code.mcp.roots import Roots
 from cat_code.tools.base import Tool
 from cat_code.tools.builtin import FileLedger, builtin_tools
@@ -113,9 +123,37 @@ class Session:
         self._resumed = resume
         if resume is not None:
             self.log.adopt(resume)
+        #: The task list the task tools keep (`use_task_list` picks it).
+        self.tasks = TaskStore(self.log.id)
+        self.use_task_list()
+        for tool in task_tools(self.tasks):
+            self.registry.register(tool)
+        #: The ``agent`` tool, the subagent definitions and their runs.
+        self.subagents = self._attach_subagents()
         self.agent: Agent | None = None
         if self.provider is not None:
             self.agent = self.new_agent(self.provider)
+
+    def _attach_subagents(self) -> Subagents:
+        from cat_code.agent.providers.base import RetryPolicy
+        from cat_code.agent.subagents import attach
+
+        subagents = attach(
+            cwd=self.cwd,
+            registry=self.registry,
+            permissions=self.permissions,
+            meter=self.meter,
+            provider=lambda: self.provider,
+            retry=lambda: self.agent.retry if self.agent is not None else RetryPolicy(),
+            system_prompt=self.system_prompt,
+            log=self.log,
+            make_provider=lambda spec: create_provider(resolve_model(spec)),
+        )
+        # ``isolation: "worktree"``: a fresh git worktree of this session's repository.
+        subagents.isolations["worktree"] = functools.partial(
+            worktree_isolation, repo=self.cwd, make_tools=builtin_tool_list
+        )
+        return subagents
 
     def new_agent(self, provider: Provider) -> Agent:
         """An agent on this session's registry and rules talking to ``provider`` (``/model``
@@ -129,6 +167,7 @@ class Session:
             events=self.events,
             log=self.log,
             meter=self.meter,
+            restate=self.restate_tasks,
         )
         if self._resumed is not None:  # the first agent goes on with the saved conversation
             agent.load(self._resumed.messages, self._resumed.found_tools)
@@ -160,15 +199,40 @@ class Session:
             self.agent.clear()
         self.ledger.forget_all()  # a new conversation has read nothing
         self.log.start_new()
+        self.use_task_list()
 
     def resume(self, loaded: LoadedSession) -> None:
         """Go on with a saved conversation, in its file (``/resume``)."""
         self.log.adopt(loaded)
+        self.use_task_list()
         self.ledger.forget_all()  # what was read then may have changed since
         if self.agent is not None:
             self.agent.load(loaded.messages, loaded.found_tools)
         else:
             self._resumed = loaded
+
+    def use_task_list(self) -> None:
+        """Point the task store at this conversation's list (shared, saved, or its own)
+        and record it in the session file."""
+        name = session_task_list(self.log.id, self.log.task_list)
+        self.log.use_task_list(name)
+        self.tasks.switch(name)
+        self.tasks.notify()
+
+    def shared_task_list(self) -> str | None:
+        """The task list's name when it is not this session's own (a shared one)."""
+        return None if self.tasks.name == self.log.id else self.tasks.name
+
+    def restate_tasks(self) -> str:
+        """The open tasks, read afresh, for the model after a compaction."""
+        from cat_code.host.tasks import TaskError
+
+        try:
+            tasks = self.tasks.read()
+        except TaskError as exc:  # the last list read stands in
+            logger.warning("%s", exc)
+            tasks = self.tasks.snapshot
+        return restatement(tasks, self.tasks.name)
 
     def workspace(self) -> list[Path]:
         """Where the read-only file tools read without asking: the roots and saved output."""
@@ -225,6 +289,7 @@ class Session:
             memory=self.memory,
             append=self.append_system_prompt,
             skills=skills,
+            guidance=[TASKS_GUIDANCE],
         )
 
 

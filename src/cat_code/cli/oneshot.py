@@ -17,14 +17,16 @@ process exits, with 128 + N. Everything printed, the answer included, goes throu
 ``stream-json`` prints one JSON object per line as things happen: a ``system``/``init``
 line first, an ``assistant`` line per model message (text and ``tool_use`` blocks), a
 ``user`` line per set of tool results (``tool_result`` blocks), and the same result
-object last (Claude Code's shapes). In both, stdout holds nothing else; stderr is as in
+object last (Claude Code's shapes), and a ``system``/``tasks`` line with the whole task
+list each time it changes. In both, stdout holds nothing else; stderr is as in
 text mode. A run that fails before it starts (no model, an empty prompt) still ends with
 a result object.
 
 The conversation is saved (`cat_code.agent.history`); ``session_id`` is its id, which
 ``--resume ID`` takes. ``--continue`` / ``--resume`` go on with a saved one (exit 2 when
 there is none). ``usage`` adds up every request of the run (a compaction's summary too),
-and ``total_cost_usd`` prices it (null for a model whose price is unknown).
+and ``total_cost_usd`` prices it (null for a model whose price is unknown); both count the
+subagents' requests, and ``subagents`` lists each run (`cat_code.agent.subagents.runs`).
 """
 
 from __future__ import annotations
@@ -43,6 +45,7 @@ from cat_code.agent.history import LoadedSession, SessionNotFound, resolve
 from cat_code.agent.loop import AgentEvents, Outcome
 from cat_code.agent.providers.base import AssistantMessage, ModelError, ToolCall
 from cat_code.agent.session import Session
+from cat_code.agent.subagents import RunBook
 from cat_code.agent.transcript import tool_line
 from cat_code.base.safe_text import safe_json, safe_text
 from cat_code.cli.options import Options
@@ -52,6 +55,7 @@ from cat_code.host.servers.prestart import Prestarted
 from cat_code.host.servers.server import ServerState
 from cat_code.host.servers.shutdown import run_until_signal
 from cat_code.host.status import declined_line, unavailable_line
+from cat_code.host.tasks import Task
 from cat_code.tools.base import ToolResult
 
 logger = logging.getLogger(__name__)
@@ -101,6 +105,8 @@ class _Report:
         self.started = time.monotonic()
         #: Every request's tokens, once the session exists.
         self.meter: UsageMeter | None = None
+        #: The subagents' runs (their tokens are in ``meter`` too), for ``subagents``.
+        self.subagents: RunBook | None = None
 
     @property
     def structured(self) -> bool:
@@ -127,6 +133,10 @@ class _Report:
                 "mcp_servers": servers,
             }
         )
+
+    def tasks(self, tasks: list[Task]) -> None:
+        """The task list, whole, each time it changed (stream-json)."""
+        self.line({"type": "system", "subtype": "tasks", "tasks": [t.to_json() for t in tasks]})
 
     def result(self, outcome: Outcome | None, error: str | None = None) -> None:
         """The result object, last (json and stream-json)."""
@@ -160,6 +170,7 @@ class _Report:
                 "cache_creation_input_tokens": usage.cache_creation_input_tokens if usage else 0,
             },
         }
+        record["subagents"] = self.subagents.to_json() if self.subagents is not None else []
         if error is not None:
             record["error"] = error
         _emit(record)
@@ -310,6 +321,12 @@ async def _run(
         trust_project=args.trust_project,
     )
     report.session_id, report.meter = session.session_id, session.meter
+    session.tasks.listeners.append(report.tasks)
+    report.subagents = session.subagents.runs
+    session.subagents.on_change = lambda run: _say(f"cat-code: {run.status_line()}")
+    session.subagents.on_tool = lambda run, call, result: _say(
+        f"  {run.name}: {tool_line(call.name, call.arguments, result.content)}"
+    )
     for warning in resumed.warnings if resumed is not None else ():
         _say(f"cat-code: warning: {warning}")
     provider, agent = session.provider, session.agent

@@ -48,6 +48,7 @@ from cat_code.repl.input import SlashCompleter, history, key_bindings, list_prom
 from cat_code.repl.mentions import MentionError, attach_resources, find_mentions
 from cat_code.repl.questions import Questions, parse_permission
 from cat_code.repl.render import ConsoleLogHandler, TurnView, error_line, make_console, note_line
+from cat_code.repl.task_panel import TaskPanel
 
 logger = logging.getLogger(__name__)
 
@@ -104,7 +105,10 @@ class Repl:
         self.view = TurnView(self.console)
         self._foreground: asyncio.Future[Any] | None = None
         self.questions = Questions(
-            self.console, self.view, busy=lambda: self._foreground is not None
+            self.console,
+            self.view,
+            busy=lambda: self._foreground is not None,
+            cancel_turn=self._cancel_foreground,
         )
         self.session = Session(
             model=args.model,
@@ -118,6 +122,7 @@ class Repl:
             resume=resumed,
             trust_project=args.trust_project,
         )
+        self.view.side_lines = self.session.subagents.runs.live_lines  # one per subagent
         self.registry = self.session.registry
         self.rules = self.session.rules
         self.permissions = self.session.permissions
@@ -127,6 +132,8 @@ class Repl:
         self._pool: McpPool | None = None
         self._mcp_ready = asyncio.Event()
         self._session: PromptSession[str] | None = None
+        #: The task list above the prompt while a task is open (Ctrl-T, /tasks).
+        self.task_panel = TaskPanel(self.session.tasks, self.session.shared_task_list)
 
     # The session owns the model and its agent (``/model`` switches them there): read
     # through, never copied, so ``/clear`` and ``/resume`` act on the agent in use.
@@ -154,8 +161,9 @@ class Repl:
             history=history(),
             completer=SlashCompleter(self.context, self._ready_pool),
             complete_while_typing=True,
-            key_bindings=key_bindings(),
+            key_bindings=(bindings := key_bindings()),
         )
+        self.task_panel.bind(bindings)
         self._banner()
         if self.resumed is not None:
             say_resumed(self.console, self.resumed)
@@ -242,10 +250,13 @@ class Repl:
     async def _read_eval_loop(self) -> None:
         assert self._session is not None
         while True:
+            await self.task_panel.refresh()  # a shared list may have moved on
             try:
                 with patch_stdout(raw=True):
                     line = await self._session.prompt_async(
-                        PROMPT, prompt_continuation="  ", handle_sigint=False
+                        lambda: self.task_panel.message(PROMPT),
+                        prompt_continuation="  ",
+                        handle_sigint=False,
                     )
             except KeyboardInterrupt:
                 continue  # Ctrl-C at the prompt clears the line, like a shell
@@ -285,9 +296,19 @@ class Repl:
             rules=self.rules,
             memory=self.session.memory,
             status=lambda: status_text(self.session, worktree=self._worktree_line()),
-            cost=self.session.meter.describe,
+            cost=self._cost_text,
+            tasks=self.task_panel.full_text,
             worktree=getattr(self.args, "active_worktree", None),
         )
+
+    def _cancel_foreground(self) -> None:
+        if self._foreground is not None:
+            self._foreground.cancel()
+
+    def _cost_text(self) -> str:
+        """``/cost``: the session's tokens (the subagents' included), then each subagent's."""
+        subagents = self.session.subagents.runs.describe()
+        return "\n".join(t for t in (self.session.meter.describe(), subagents) if t)
 
     def _tool_search_status(self) -> str | None:
         agent = self.agent

@@ -9,12 +9,14 @@ docs/architecture.md, "Adding a slash command"); a new topic module is also list
 from __future__ import annotations
 
 from cat_code.repl.commands import (
+    agents,
     help,
     mcp,
     mcp_servers,
     permissions,
     prompts_resources,
     session,
+    tasks,
     worktree,
 )
 from cat_code.repl.commands.mcp import CallTool, resolve_tool_name
@@ -54,6 +56,8 @@ REGISTRY = CommandRegistry(
         *mcp_servers.COMMANDS,
         *permissions.COMMANDS,
         *session.COMMANDS,
+        *tasks.COMMANDS,
+        *agents.COMMANDS,
         *worktree.COMMANDS,
     ),
     families=(prompts_resources.PROMPT_COMMANDS,),

@@ -7,7 +7,8 @@ and a handler. The handler is pure — a context and the rest of the line in, an
 it never prints and never awaits, so it is tested without a terminal, a model or a server:
 `Show` (text to print), `Exit`, or an `Effect`, a small value whose ``perform`` the app
 awaits with itself as the `ReplHost` (call a tool, sign in, switch the model…). The topic
-modules (`help`, `mcp`, `prompts_resources`, `mcp_servers`, `permissions`, `session`) each
+modules (`help`, `mcp`, `prompts_resources`, `mcp_servers`, `permissions`, `session`,
+`tasks`) each
 hold a ``COMMANDS`` tuple; `cat_code.repl.commands` joins them, in /help order.
 
 Invariants: a name or alias belongs to one command; ``/NAME SUB`` is a subcommand of
@@ -45,7 +46,8 @@ _T = TypeVar("_T")
 
 KEYS_HELP = """\
 keys: Enter sends · Esc Enter (or a trailing \\) starts a new line · Ctrl-C cancels the \
-running turn · Ctrl-D on an empty line quits · ↑/↓ history · Tab completes"""
+running turn · Ctrl-D on an empty line quits · Ctrl-T hides or shows the tasks · ↑/↓ \
+history · Tab completes"""
 
 
 # -- outcomes --------------------------------------------------------------------------------
@@ -152,6 +154,8 @@ class CommandContext:
     status: Callable[[], str] = field(default=lambda: "no session")
     #: The lines of /cost (tokens and dollars so far).
     cost: Callable[[], str] = field(default=lambda: "no model requests yet")
+    #: The lines of /tasks (the task list, read afresh).
+    tasks: Callable[[], str] = field(default=lambda: "no task list")
     #: The git worktree the session runs in (``cat-code -w``; /worktree), if any.
     worktree: Worktree | None = None
     #: The slash commands themselves (/help reads them); set by `CommandRegistry.handle`.
