@@ -23,7 +23,8 @@ def test_a_session_without_a_usable_model_has_no_agent_and_says_why(tmp_path: Pa
     assert session.model_problem is not None and "nowhere" in session.model_problem
     builtins = [t.name for t in builtin_tool_list(tmp_path, FileLedger())]
     tasks = ["task_create", "task_update", "task_get", "task_list"]
-    assert session.registry.names() == [*builtins, *tasks, "agent"]  # the subagents' tool last
+    jobs = ["job_output", "job_stop"]
+    assert session.registry.names() == [*builtins, *jobs, *tasks, "agent"]  # the agent tool last
 
 
 async def test_the_pool_gets_the_sessions_roots_and_its_tools_join_the_registry(

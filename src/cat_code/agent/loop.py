@@ -59,6 +59,7 @@ from cat_code.agent.providers.base import (
     UserMessage,
 )
 from cat_code.agent.tool_search import ToolSearch
+from cat_code.host.notifications import Note, NoteKind, NoteSink, Priority
 from cat_code.tools.base import Tool, ToolResult
 from cat_code.tools.registry import ToolRegistry
 
@@ -197,6 +198,10 @@ class Agent:
         self.compaction_backoff = CompactionBackoff()
         #: The text streamed by the model call in flight.
         self._partial: list[str] = []
+        #: Notes for the model (a background job ended), told before each request.
+        self.notes_for_model: Callable[[], str] | None = None
+        #: Where a compaction is told to the user (the session's queue), if anywhere.
+        self.notes: NoteSink | None = None
 
     def clear(self) -> None:
         """Forget the conversation."""
@@ -236,6 +241,7 @@ class Agent:
                     return outcome
                 if await self._compact_if_full():
                     start = None
+                self._tell_notes()
                 try:
                     response = await self._complete()
                 except ModelError as error:
@@ -343,6 +349,8 @@ class Agent:
         after = compaction.estimate(rebuilt)
         result = Compaction(before, after, automatic, len(cut.older), applied=after < before)
         result = self.compaction_backoff.record(result, window)
+        if self.notes is not None:  # the user's line: the front ends show the queue
+            self.notes.post(Note(NoteKind.COMPACTED, "compaction", result.describe(), Priority.LOW))
         if not result.applied:
             self.events.compacted(result)
             return result
@@ -508,11 +516,20 @@ class Agent:
 
     # -- conversation repair -----------------------------------------------------------
 
+    def _tell_notes(self) -> None:
+        """Add the waiting notes to the message the next request ends with (ours)."""
+        text = self.notes_for_model() if self.notes_for_model is not None else ""
+        last = self.messages[-1] if self.messages else None
+        if text and isinstance(last, UserMessage):
+            last.text = f"{last.text}\n\n{text}" if last.text else text
+            self._save()
+
     def _add_user_text(self, text: str) -> None:
         last = self.messages[-1] if self.messages else None
-        if isinstance(last, UserMessage) and last.tool_results and not last.text:
-            # Tool results of a cancelled turn: the prompt joins them (roles must alternate).
-            last.text = text
+        if isinstance(last, UserMessage) and last.tool_results:
+            # Tool results of a cancelled turn: the prompt joins them (roles must alternate),
+            # after the notes told with them, if any.
+            last.text = f"{last.text}\n\n{text}" if last.text else text
         else:
             self.messages.append(UserMessage(text=text))
 

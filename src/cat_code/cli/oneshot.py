@@ -48,9 +48,13 @@ from cat_code.agent.session import Session
 from cat_code.agent.subagents import RunBook
 from cat_code.agent.transcript import tool_line
 from cat_code.base.safe_text import safe_json, safe_text
+from cat_code.cli.oneshot_notes import NotePrinter
 from cat_code.cli.options import Options
 from cat_code.cli.output import EXIT_FAILED, EXIT_OK, EXIT_USAGE
 from cat_code.host.config.load import McpConfig
+from cat_code.host.jobs.manager import Job
+from cat_code.host.jobs.shutdown import ended_lines
+from cat_code.host.notifications import NoteKind, server_note
 from cat_code.host.servers.prestart import Prestarted
 from cat_code.host.servers.server import ServerState
 from cat_code.host.servers.shutdown import run_until_signal
@@ -199,12 +203,19 @@ class _OneShotEvents(AgentEvents):
         self._streamed = False  # the current message's text is on stdout already
         self._line_open = False  # stdout's last line has no newline yet
         self._refused: set[str] = set()
+        #: The session's notes, shown between outputs (set once the session exists).
+        self.notes: NotePrinter | None = None
+
+    def show_notes(self) -> None:
+        if self.notes is not None:
+            self.notes.drain()
 
     def retrying(self, error: ModelError, delay: float, attempt: int) -> None:
         _say(f"cat-code: {error}; retrying in {delay:.1f} s (attempt {attempt})")
 
     def model_started(self) -> None:
         self.end_line()
+        self.show_notes()
         self._streamed = False
 
     def assistant_delta(self, text: str) -> None:
@@ -252,6 +263,7 @@ class _OneShotEvents(AgentEvents):
         ]
         body = {"role": "user", "content": content}
         self.report.line({"type": "user", "message": body, "parent_tool_use_id": None})
+        self.show_notes()
 
     def tool_progress(
         self, call: ToolCall, progress: float, total: float | None, message: str | None
@@ -273,7 +285,7 @@ class _OneShotEvents(AgentEvents):
         _say(tool_line(call.name, call.arguments, result.content))
 
     def compacted(self, result: Compaction) -> None:
-        _say(f"cat-code: {result.describe()}")
+        self.show_notes()  # the compaction's note among them
         if not result.applied:
             return  # the conversation is as it was: no boundary
         metadata = {
@@ -321,6 +333,7 @@ async def _run(
         trust_project=args.trust_project,
     )
     report.session_id, report.meter = session.session_id, session.meter
+    events.notes = NotePrinter(session.notes, report.line)
     session.tasks.listeners.append(report.tasks)
     report.subagents = session.subagents.runs
     session.subagents.on_change = lambda run: _say(f"cat-code: {run.status_line()}")
@@ -349,7 +362,10 @@ async def _run(
             for status in pool.status():
                 if status.state in (ServerState.FAILED, ServerState.NEEDS_LOGIN):
                     # Never a browser for a sign-in: say who and how.
-                    _say(f"cat-code: {unavailable_line(status)}")
+                    failed = status.state is ServerState.FAILED
+                    kind = NoteKind.SERVER_FAILED if failed else NoteKind.SIGN_IN_NEEDED
+                    line = unavailable_line(status) or status.name
+                    session.notes.post(server_note(kind, status.name, line))
                 elif status.state is ServerState.NEEDS_APPROVAL:  # nothing can ask here
                     _say(
                         f"cat-code: skipped project server '{status.name}' (./.mcp.json, not "
@@ -365,6 +381,7 @@ async def _run(
             outcome = await agent.run(prompt)
         finally:
             events.end_line()
+            events.show_notes()
             prepare.cancel()
             session.log.close()
             await provider.close()
@@ -381,4 +398,9 @@ async def _run(
             report.result(outcome)
         return EXIT_FAILED
 
-    return await run_until_signal(pool if prestarted is None else prestarted, work)
+    def tell(ended: list[Job]) -> None:
+        for line in ended_lines(ended):
+            _say(f"cat-code: {line}")
+
+    servers = session.closing(pool if prestarted is None else prestarted, tell)
+    return await run_until_signal(servers, work)

@@ -7,11 +7,11 @@ verb").
 
 from __future__ import annotations
 
-from cat_code.cli.verbs import agents, mcp, project, sessions, tasks, worktree
+from cat_code.cli.verbs import agents, jobs, mcp, project, sessions, tasks, worktree
 from cat_code.cli.verbs.base import Subcommands
 
 #: The verb groups, in ``cat-code --help`` order.
-GROUPS = (sessions, tasks, agents, project, worktree, mcp)
+GROUPS = (sessions, tasks, jobs, agents, project, worktree, mcp)
 
 
 def add_verbs(commands: Subcommands) -> None:

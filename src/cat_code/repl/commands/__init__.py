@@ -11,6 +11,7 @@ from __future__ import annotations
 from cat_code.repl.commands import (
     agents,
     help,
+    jobs,
     mcp,
     mcp_servers,
     permissions,
@@ -56,6 +57,7 @@ REGISTRY = CommandRegistry(
         *mcp_servers.COMMANDS,
         *permissions.COMMANDS,
         *session.COMMANDS,
+        *jobs.COMMANDS,
         *tasks.COMMANDS,
         *agents.COMMANDS,
         *worktree.COMMANDS,

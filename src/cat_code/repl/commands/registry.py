@@ -36,6 +36,7 @@ if TYPE_CHECKING:
     from cat_code.agent.providers.base import Message
     from cat_code.agent.session import Session
     from cat_code.host.config.load import McpConfig
+    from cat_code.host.jobs import JobManager
     from cat_code.host.servers.pool import McpPool
     from cat_code.host.servers.server import ServerStatus
     from cat_code.host.worktrees import Worktree
@@ -160,6 +161,8 @@ class CommandContext:
     worktree: Worktree | None = None
     #: The slash commands themselves (/help reads them); set by `CommandRegistry.handle`.
     commands: CommandRegistry | None = None
+    #: The session's background jobs (/jobs).
+    jobs: JobManager | None = None
 
 
 #: A command's handler: the rest of the line (stripped) and the context → what to do.
