@@ -43,6 +43,7 @@ import job_workloads
 import lifecycle_workloads
 import task_workloads
 import workloads
+import worktree_workloads
 from peer_workloads import PeerBench
 from process_workloads import ProcessBench
 from report import IMPLS, LABELS, PEER, Metric, Result, entry, markdown
@@ -194,6 +195,24 @@ METRICS = [
         "per tool call through the agent loop with one no-op PreToolUse command hook (`true`)",
         target_vs_floor=1.3,
         floor_is="the hook's own process start (`/bin/sh -c true`, JSON on stdin, asyncio)",
+        sdk_is="",
+    ),
+    Metric(
+        "worktree.create",
+        "s",
+        "`create_worktree` on a 5,000-file repository (rev-parse, exclude, `git worktree add`, "
+        "owner record)",
+        target_vs_floor=1.2,
+        floor_is="`git worktree add -b BRANCH PATH HEAD` alone",
+        sdk_is="",
+    ),
+    Metric(
+        "worktree.remove",
+        "s",
+        "`remove_if_clean` of that worktree (new-commit check, `git worktree remove`, branch "
+        "deleted)",
+        target_vs_floor=1.2,
+        floor_is="`git worktree remove PATH` + `git branch -D BRANCH`",
         sdk_is="",
     ),
     Metric(
@@ -415,6 +434,11 @@ async def run_in_process(bench: Bench) -> None:
     )
     await bench.run_async(
         ["hooks.pre_tool_use"], hook_workloads.pre_tool_use, ("cat_code", "floor")
+    )
+    await bench.run_async(
+        ["worktree.create", "worktree.remove"],
+        worktree_workloads.worktree_cycle,
+        ("cat_code", "floor"),
     )
     http_names = [m.name for m in METRICS if m.name.startswith("http.")]
     if not bench.wanted(*http_names):

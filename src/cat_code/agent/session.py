@@ -31,6 +31,7 @@ what a front end closes on its way out so that every running job ends with it.
 
 from __future__ import annotations
 
+import functools
 import logging
 from collections.abc import Callable, Sequence
 from pathlib import Path
@@ -54,6 +55,7 @@ from cat_code.agent.providers import (
 from cat_code.agent.subagents import Subagents
 from cat_code.agent.system_prompt import build_system_prompt
 from cat_code.agent.task_tools import TASKS_GUIDANCE, session_task_list, task_tools
+from cat_code.agent.worktree_isolation import worktree_isolation
 from cat_code.host.config.load import McpConfig
 from cat_code.host.jobs import JobManager, JobTools, job_tools
 from cat_code.host.jobs.manager import Job
@@ -195,7 +197,7 @@ class Session:
         from cat_code.agent.providers.base import RetryPolicy
         from cat_code.agent.subagents import attach
 
-        return attach(
+        subagents = attach(
             cwd=self.cwd,
             registry=self.registry,
             permissions=self.permissions,
@@ -206,6 +208,11 @@ class Session:
             log=self.log,
             make_provider=lambda spec: create_provider(resolve_model(spec)),
         )
+        # ``isolation: "worktree"``: a fresh git worktree of this session's repository.
+        subagents.isolations["worktree"] = functools.partial(
+            worktree_isolation, repo=self.cwd, make_tools=builtin_tool_list
+        )
+        return subagents
 
     def new_agent(self, provider: Provider) -> Agent:
         """An agent on this session's registry and rules talking to ``provider`` (``/model``

@@ -69,6 +69,18 @@ def _exit_now(code: int) -> None:
     os._exit(code)
 
 
+def _run_session(options: Options) -> int:
+    """``-p`` or the REPL (in the worktree `run_session` made, with ``-w``)."""
+    if options.prompt is not None:
+        # Its stdio servers boot while the agent is imported (`cat_code.cli.early`).
+        from cat_code.cli.early import run_oneshot_early
+
+        return run_oneshot_early(options)
+    from cat_code.repl.app import run_repl
+
+    return run_repl(options)
+
+
 def _dispatch(options: Options) -> int:
     """The one dispatch: the verb's run function, else ``-p``, else the REPL."""
     tolerate_unencodable_output()  # before anything is printed: see cli/encoding.py
@@ -76,14 +88,9 @@ def _dispatch(options: Options) -> int:
     try:
         if options.run is not None:
             return options.run(options)
-        if options.prompt is not None:
-            # Its stdio servers boot while the agent is imported (`cat_code.cli.early`).
-            from cat_code.cli.early import run_oneshot_early
+        from cat_code.cli.worktree_session import run_session
 
-            return run_oneshot_early(options)
-        from cat_code.repl.app import run_repl
-
-        return run_repl(options)
+        return run_session(options, _run_session)
     except KeyboardInterrupt:
         # SIGINT outside a command's handlers (`cat_code.host.servers.shutdown`): the same 128 + N.
         return 130

@@ -13,7 +13,10 @@ import dataclasses
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Literal
+from typing import TYPE_CHECKING, Any, Literal
+
+if TYPE_CHECKING:
+    from cat_code.host.worktrees import Worktree
 
 #: A verb's run function: the options in, the exit code out.
 Run = Callable[["Options"], int]
@@ -29,6 +32,7 @@ class Options:
     command: str | None = None
     mcp_command: str | None = None
     project_command: str | None = None
+    worktree_command: str | None = None
     # -- common to every level
     mcp_config: tuple[str, ...] = ()
     add_dir: tuple[Path, ...] = ()
@@ -45,6 +49,10 @@ class Options:
     append_system_prompt: str | None = None
     continue_session: bool = False
     resume: str | None = None
+    #: ``-w/--worktree [NAME]``: None without it, "" for a generated name.
+    worktree: str | None = None
+    #: The worktree ``-w`` made, once made (`cat_code.cli.worktree_session`); never parsed.
+    active_worktree: Worktree | None = None
     # -- the verbs' own arguments
     json: bool = False
     server: str | None = None

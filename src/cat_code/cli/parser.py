@@ -42,6 +42,7 @@ examples:
   cat-code jobs                           list the background jobs (running, ended)
   cat-code tasks [--list NAME]            print a task list (the model's steps of work)
   cat-code agents                         list the subagent definitions (and their source)
+  cat-code -w fix-login                   work in a git worktree of its own (docs/worktrees.md)
 
 models: ANTHROPIC_API_KEY (and ANTHROPIC_BASE_URL) for anthropic:<model>;
 OPENAI_API_KEY or OPENAI_BASE_URL (Ollama, llama.cpp, vLLM) for openai:<model>.
@@ -101,6 +102,11 @@ def build_parser() -> argparse.ArgumentParser:
         "-r", "--resume", metavar="ID", default=None,
         help="go on with saved conversation ID of this folder (cat-code sessions lists "
         "them; exit 2 if there is none)",
+    )  # fmt: skip
+    parser.add_argument(
+        "-w", "--worktree", nargs="?", const="", default=None, metavar="NAME",
+        help="run the session in a new git worktree .cat-code/worktrees/NAME on branch "
+        "cat-code/NAME (no NAME: a generated one); removed on exit unless it holds work",
     )  # fmt: skip
     add_verbs(parser.add_subparsers(dest="command", metavar="COMMAND"))
     return parser

@@ -2,8 +2,9 @@
 
 `run_git` starts ``git`` with ``-C folder`` and waits for it with ``communicate`` (both pipes
 drained at once, so a chatty stderr can never block a large stdout), within a timeout after
-which the process is killed. A failure is a `GitError` whose fields say which command, its
-exit code and the first lines of what it wrote on stderr; no git on PATH is `GitMissing`.
+which git is killed with its process group (a hook it started too). A failure is a
+`GitError` whose fields say which command, its exit code and the first lines of what it
+wrote on stderr; no git on PATH is `GitMissing`.
 The environment is the caller's plus ``extra_env`` (e.g. ``GIT_INDEX_FILE`` for a private
 index) with git's prompts turned off: cat-code never waits on a git question.
 """
@@ -11,8 +12,10 @@ index) with git's prompts turned off: cat-code never waits on a git question.
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import os
 import shutil
+import signal
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
@@ -50,6 +53,8 @@ class GitMissing(GitError):
 class GitResult:
     stdout: bytes
     stderr: str
+    #: git's exit status (non-zero only when not ``check``).
+    code: int = 0
 
     @property
     def text(self) -> str:
@@ -85,23 +90,32 @@ async def run_git(
         stdout=asyncio.subprocess.PIPE,
         stderr=asyncio.subprocess.PIPE,
         env=env,
+        # Its own process group: a hook it runs (post-checkout on ``worktree add``) is
+        # killed with it, and a Ctrl-C at the terminal reaches cat-code, not git.
+        start_new_session=True,
     )
     try:
         async with asyncio.timeout(timeout):
             out, err = await process.communicate(stdin)
     except TimeoutError:
-        process.kill()
-        await process.wait()
+        await _kill(process)
         raise GitError(args, None, "") from None
     except BaseException:
         if process.returncode is None:
-            process.kill()
-            await process.wait()
+            await _kill(process)
         raise
     stderr = err.decode("utf-8", "replace")
+    assert process.returncode is not None
     if check and process.returncode != 0:
         raise GitError(args, process.returncode, stderr)
-    return GitResult(out, stderr)
+    return GitResult(out, stderr, process.returncode)
+
+
+async def _kill(process: asyncio.subprocess.Process) -> None:
+    """SIGKILL git's whole group (what it started too), then reap git."""
+    with contextlib.suppress(ProcessLookupError, PermissionError):
+        os.killpg(process.pid, signal.SIGKILL)
+    await process.wait()
 
 
 async def git_root(folder: Path) -> Path | None:

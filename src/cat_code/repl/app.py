@@ -259,6 +259,15 @@ class Repl:
                 f"{__version__} · {model} · /help for commands · Ctrl-D quits",
             )
         )
+        if (worktree := self._worktree_line()) is not None:
+            self.console.print(Text(worktree, style="cyan"))
+
+    def _worktree_line(self) -> str | None:
+        """Which worktree the session runs in (``cat-code -w``), if any."""
+        wt = getattr(self.args, "active_worktree", None)
+        if wt is None:
+            return None
+        return safe_line(f"worktree {wt.name} · branch {wt.branch} · {wt.path}")
 
     async def _connect_mcp(self, pool: McpPool) -> None:
         try:
@@ -335,13 +344,14 @@ class Repl:
             cost=self._cost_text,
             tasks=self.task_panel.full_text,
             jobs=self.session.jobs,
+            worktree=getattr(self.args, "active_worktree", None),
         )
 
     def _status_text(self) -> str:
         """``/status``: the session in full (`cat_code.repl.status_panel`)."""
         from cat_code.repl.status_panel import status_text
 
-        return status_text(self.session)
+        return status_text(self.session, worktree=self._worktree_line())
 
     def _cancel_foreground(self) -> None:
         if self._foreground is not None:

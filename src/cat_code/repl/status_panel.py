@@ -73,8 +73,9 @@ def toolbar(panel: Panel) -> str:
     return " · ".join([panel.model, context, mcp, jobs, tasks])
 
 
-def status_text(session: Session) -> str:
-    """``/status``: everything the toolbar says, in full."""
+def status_text(session: Session, *, worktree: str | None = None) -> str:
+    """``/status``: everything the toolbar says, in full (``worktree``: the line naming
+    the worktree ``cat-code -w`` runs the session in)."""
     from cat_code.agent import compaction
 
     log = session.log
@@ -84,6 +85,7 @@ def status_text(session: Session) -> str:
         f"session: {log.id}",
         f"  saved in: {saved}",
         f"  folder: {session.cwd}",
+        *([f"  {worktree}"] if worktree else []),
         f"  model: {session.provider.name if session.provider else 'none'}",
     ]
     agent = session.agent

@@ -313,14 +313,14 @@ async def test_a_long_answer_is_capped_to_its_head_and_tail_with_a_note(tmp_path
     assert len(result) < 16_500
 
 
-async def test_worktree_isolation_is_refused_clearly_until_it_exists(tmp_path: Path) -> None:
+async def test_an_isolation_the_session_does_not_offer_is_refused_clearly(tmp_path: Path) -> None:
     provider = RoutedProvider([use_tools(agent_call("Iso", isolation="worktree")), reply("ok")])
     agent, subagents = session(tmp_path, provider)
 
     await agent.run("please")
 
     (result,) = last_results(provider)
-    assert "isolation 'worktree' is not available yet" in result
+    assert "isolation 'worktree' is not available in this session" in result
     assert subagents.runs.runs == []
 
 

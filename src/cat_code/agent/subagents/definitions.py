@@ -111,7 +111,7 @@ class AgentDefinition:
     model: str | None = None
     max_turns: int | None = None
     permission_mode: PermissionMode | None = None
-    #: ``worktree``: run in a git worktree of its own (not available yet).
+    #: ``worktree``: run in a git worktree of its own (`cat_code.agent.worktree_isolation`).
     isolation: str | None = None
     source: Source = Source.BUILTIN
     path: Path | None = None

@@ -102,7 +102,8 @@ class Request:
 
 
 class Isolation(Protocol):
-    """Where an isolated subagent works (``isolation: "worktree"``; added later): a fresh
+    """Where an isolated subagent works (``isolation: "worktree"``:
+    `cat_code.agent.worktree_isolation.WorktreeIsolation`): a fresh
     checkout with tools of its own, left with a summary (branch, files changed)."""
 
     cwd: Path
@@ -131,7 +132,7 @@ class Subagents:
     system_prompt: Callable[[], str]
     log: RecordSink | None = None
     runs: RunBook = field(default_factory=RunBook)
-    #: ``isolation`` value → how to make that place; none yet (``worktree`` comes later).
+    #: ``isolation`` value → how to make that place (the session sets ``worktree``).
     isolations: dict[str, IsolationFactory] = field(default_factory=dict)
     #: Makes a provider for a ``model`` a definition or a call names.
     make_provider: Callable[[str], Provider] | None = None

@@ -5,8 +5,9 @@ Code's names). Its description lists the definitions (name and description, each
 one short line, so the list costs little on every request: claude-code #18245). Starting a
 subagent asks nothing (the tool is read-only): each of the subagent's own calls is decided
 like the parent's. Several calls in one model turn run concurrently, as every tool call
-does (`cat_code.agent.loop`). ``isolation: "worktree"`` is refused until a session has a
-worktree isolation (`Subagents.isolations`).
+does (`cat_code.agent.loop`). ``isolation: "worktree"`` runs it in a worktree of its own
+(`Subagents.isolations`, set by the session); a value a session has no isolation for is
+refused.
 """
 
 from __future__ import annotations
@@ -108,7 +109,7 @@ class AgentTool(Tool):
         isolation = arguments.get("isolation") or definition.isolation
         if isolation is not None and isolation not in self.subagents.isolations:
             raise SpawnError(
-                f"Error: isolation {isolation!r} is not available yet in this cat-code; "
+                f"Error: isolation {isolation!r} is not available in this session; "
                 "call agent without 'isolation' (the subagent then works in this checkout)"
             )
         return Request(

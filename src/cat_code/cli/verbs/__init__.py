@@ -7,11 +7,11 @@ verb").
 
 from __future__ import annotations
 
-from cat_code.cli.verbs import agents, hooks, jobs, mcp, project, sessions, tasks
+from cat_code.cli.verbs import agents, hooks, jobs, mcp, project, sessions, tasks, worktree
 from cat_code.cli.verbs.base import Subcommands
 
 #: The verb groups, in ``cat-code --help`` order.
-GROUPS = (sessions, tasks, jobs, agents, project, hooks, mcp)
+GROUPS = (sessions, tasks, jobs, agents, worktree, project, hooks, mcp)
 
 
 def add_verbs(commands: Subcommands) -> None:

@@ -26,12 +26,13 @@ Without /proc (macOS) nothing is recorded and nothing is reaped.
 from __future__ import annotations
 
 import contextlib
+import enum
 import json
 import logging
 import os
 import signal
 import threading
-from collections.abc import Iterable
+from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -121,6 +122,50 @@ def _host() -> _Host | None:
         _host_cache.clear()
         return _host()
     return host
+
+
+# -- owners (also of other runtime state: a worktree's record) ------------------------------
+
+
+class OwnerState(enum.Enum):
+    """Whether the process an owner record names still runs."""
+
+    RUNNING = "running"
+    #: Provably gone: same boot and pid namespace, and its pid is gone or reused.
+    ENDED = "ended"
+    #: No record, an unreadable one, or one from another pid namespace: nobody can tell.
+    UNKNOWN = "unknown"
+
+
+def owner_fields() -> dict[str, Any] | None:
+    """This process as an owner record's fields (None without /proc: nothing recorded)."""
+    host = _host()
+    if host is None:
+        return None
+    return {
+        "ownerPid": host.pid,
+        "ownerStart": host.start,
+        "boot": host.boot,
+        "pidNamespace": host.pid_namespace,
+    }
+
+
+def owner_state(record: Mapping[str, Any] | None) -> OwnerState:
+    """Whether the owner `owner_fields` recorded runs; the pid-reuse guard of the run
+    records: a pid counts as its owner only with the recorded start time, on this boot."""
+    host = _host()
+    if host is None or record is None:
+        return OwnerState.UNKNOWN
+    try:
+        pid, started = int(record["ownerPid"]), int(record["ownerStart"])
+        boot, namespace = str(record["boot"]), str(record["pidNamespace"])
+    except (KeyError, TypeError, ValueError):
+        return OwnerState.UNKNOWN
+    if namespace != host.pid_namespace:
+        return OwnerState.UNKNOWN
+    if boot != host.boot:
+        return OwnerState.ENDED
+    return OwnerState.RUNNING if start_time(pid) == started else OwnerState.ENDED
 
 
 # -- recording -------------------------------------------------------------------------------

@@ -20,6 +20,7 @@ from cat_code.repl.commands import (
     rewind,
     session,
     tasks,
+    worktree,
 )
 from cat_code.repl.commands.mcp import CallTool, resolve_tool_name
 from cat_code.repl.commands.mcp_servers import (
@@ -63,6 +64,7 @@ REGISTRY = CommandRegistry(
         *jobs.COMMANDS,
         *tasks.COMMANDS,
         *agents.COMMANDS,
+        *worktree.COMMANDS,
     ),
     families=(prompts_resources.PROMPT_COMMANDS,),
 )

@@ -39,6 +39,7 @@ if TYPE_CHECKING:
     from cat_code.host.jobs import JobManager
     from cat_code.host.servers.pool import McpPool
     from cat_code.host.servers.server import ServerStatus
+    from cat_code.host.worktrees import Worktree
     from cat_code.mcp.roots import Roots
     from cat_code.repl.render import TurnView
 
@@ -156,6 +157,8 @@ class CommandContext:
     cost: Callable[[], str] = field(default=lambda: "no model requests yet")
     #: The lines of /tasks (the task list, read afresh).
     tasks: Callable[[], str] = field(default=lambda: "no task list")
+    #: The git worktree the session runs in (``cat-code -w``; /worktree), if any.
+    worktree: Worktree | None = None
     #: The slash commands themselves (/help reads them); set by `CommandRegistry.handle`.
     commands: CommandRegistry | None = None
     #: The session's background jobs (/jobs).
