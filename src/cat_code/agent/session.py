@@ -34,6 +34,7 @@ from cat_code.agent.providers import (
     resolve_model,
 )
 from cat_code.agent.system_prompt import build_system_prompt
+from cat_code.agent.write_guard import trust_locations
 from cat_code.host.config.load import McpConfig
 from cat_code.host.servers.connect import ServerElicitationHandler
 from cat_code.host.servers.pool import McpPool
@@ -104,7 +105,10 @@ class Session:
             rules=self.rules,
             # Read-only file tools read here without asking: the roots, saved tool output.
             workspace=self.workspace,
+            trusted=self.trust_locations,
         )
+        #: The ``--mcp-config`` files (or the default ones) once `open_pool` read them.
+        self.config_files: list[Path] = []
         self.pool: McpPool | None = None
         #: Every request's tokens, whichever model made them.
         self.meter = UsageMeter()
@@ -176,6 +180,13 @@ class Session:
 
         return [*self.roots.paths, output_dir(project=self.cwd)]
 
+    def trust_locations(self) -> list[Path]:
+        """The files a write to always asks about (`write_guard.trust_locations`)."""
+        from cat_code.host.state.settings import project_root
+
+        roots = [*self.roots.paths, project_root(self.cwd)]
+        return trust_locations(roots, self.config_files)
+
     def open_pool(
         self,
         config: McpConfig,
@@ -189,6 +200,7 @@ class Session:
             from cat_code.host.state.run_records import reap_orphans
 
             reap_orphans()  # once, before any server starts
+        self.config_files = list(config.files)
         self.pool = McpPool(
             config,
             elicitation_handler=elicitation_handler,
