@@ -47,6 +47,11 @@ class ShellTool(Tool):
         command = arguments.get("command")
         if not isinstance(command, str) or not command.strip():
             return ToolResult.error("Error: 'command' must be a non-empty string")
+        if "\0" in command:  # no argument of a process can hold one: say so, plainly
+            return ToolResult.error(
+                "Error: 'command' contains a NUL byte (\\0), which no command line can hold; "
+                "nothing was run. Give the command without it."
+            )
         timeout = arguments.get("timeout_s", DEFAULT_SHELL_TIMEOUT_S)
         if not isinstance(timeout, int | float) or timeout <= 0:
             return ToolResult.error("Error: 'timeout_s' must be a positive number")
