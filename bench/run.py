@@ -34,6 +34,7 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
+import agent_workloads
 import context_workloads
 import impls
 import lifecycle_workloads
@@ -139,6 +140,14 @@ METRICS = [
         "tool definitions per model request, 20 servers × 25 tools, tool search auto "
         "(reference: off)",
         other_target=("tool search off", 0.15),
+        floor_is="—",
+        sdk_is="",
+    ),
+    Metric(
+        "agent.spawn",
+        "s",
+        "from an `agent` tool call to the subagent's first model request (real session)",
+        other_target=("20 ms", 1.0),
         floor_is="—",
         sdk_is="",
     ),
@@ -452,6 +461,27 @@ def run_context(bench: Bench) -> None:
     )
 
 
+def run_agents(bench: Bench) -> None:
+    """In process, once per repetition: the median of 20 spawns each time."""
+    if not bench.wanted("agent.spawn"):
+        return
+    _progress("agent.spawn")
+    result = bench.results["agent.spawn"]
+    try:
+        for _ in range(bench.repetitions):
+            samples = agent_workloads.spawn_latency(20)
+            result.samples["cat_code"].append(statistics.median(samples))
+            result.reference["cat_code"].append(agent_workloads.SPAWN_TARGET_S)
+    except Exception as exc:
+        bench._fail(["agent.spawn"], "cat_code", exc)
+        return
+    result.notes.append(
+        "A real Session (built-in tools, rules, the session file) with a model "
+        "that answers at once; timed from the agent tool's execute to the subagent's first "
+        "request; each sample is the median of 20 spawns after 3 warm-ups."
+    )
+
+
 def explain_parallel_connect(result: Result, servers: int) -> None:
     """A note on what bounds N parallel connects: the CPU it takes to start N servers."""
     machine = result.extras.get("machine_cpu", {})
@@ -568,6 +598,7 @@ def main(argv: list[str] | None = None) -> int:
     asyncio.run(run_in_process(bench))
     run_processes(bench)
     run_context(bench)
+    run_agents(bench)
     explain_parallel_connect(bench.results["stdio.parallel_connect"], bench.sizes.parallel_servers)
     results = [r for r in bench.results.values() if bench.wanted(r.metric.name)]
     meta = {

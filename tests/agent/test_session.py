@@ -21,7 +21,8 @@ def test_a_session_without_a_usable_model_has_no_agent_and_says_why(tmp_path: Pa
 
     assert session.agent is None and session.provider is None
     assert session.model_problem is not None and "nowhere" in session.model_problem
-    assert session.registry.names() == [t.name for t in builtin_tool_list(tmp_path, FileLedger())]
+    builtins = [t.name for t in builtin_tool_list(tmp_path, FileLedger())]
+    assert session.registry.names() == [*builtins, "agent"]  # the subagents' tool
 
 
 async def test_the_pool_gets_the_sessions_roots_and_its_tools_join_the_registry(

@@ -25,7 +25,7 @@ CAT_CODE = str(Path(sys.executable).parent / "cat-code")
 CATALOG_SERVER = REPO / "tests" / "servers" / "catalog_server.py"
 #: Built-in tools as -p registers them with MCP servers configured (the resource tools too).
 BUILTINS = [
-    *("shell", "read_file", "write_file", "edit_file", "grep", "glob"),
+    *("shell", "read_file", "write_file", "edit_file", "grep", "glob", "agent"),
     *("list_mcp_resources", "read_mcp_resource"),
 ]
 ECHO_TOOLS = ["add", "echo", "fail", "reverse", "sleep", "word_count"]

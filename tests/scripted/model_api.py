@@ -15,6 +15,11 @@ into word-sized deltas. A `Hold` among the pieces stops the stream there until t
 releases it, so a test can see text arrive before the answer ends; a `StreamError`
 sends the API's mid-stream error event, and `Cut` drops the connection mid-answer.
 
+Several conversations can be scripted at once (a parent and its subagents, running
+concurrently): `add_conversation` gives the requests whose first user message is a given
+text (a subagent's prompt, exactly) a script of their own; every other request takes the
+main script. ``conversation_requests`` holds each one's requests.
+
 Connections are HTTP/1.1 kept alive, as the real APIs keep them: every answer that ends
 properly (a sized body, or a stream with its last chunk) leaves the connection open for
 the client's next request, and only a cut or broken answer closes it. Closing after an
@@ -127,6 +132,9 @@ class ScriptedModelApi:
         self.paths: list[str] = []
         self.headers: list[dict[str, str]] = []
         self.errors: list[str] = []
+        #: First user message → the script of that conversation, and its requests.
+        self.conversations: dict[str, list[Step]] = {}
+        self.conversation_requests: dict[str, list[dict[str, Any]]] = {}
         self._cond = threading.Condition()
         self._holds: list[Hold] = []
         self._server = ThreadingHTTPServer(("127.0.0.1", 0), self._handler_class())
@@ -155,6 +163,12 @@ class ScriptedModelApi:
         self._server.server_close()
         self._thread.join(timeout=5)
 
+    def add_conversation(self, first_message: str, *steps: Step) -> None:
+        """Script the conversation whose first user message is ``first_message`` exactly."""
+        with self._cond:
+            self.conversations.setdefault(first_message, []).extend(steps)
+            self.conversation_requests.setdefault(first_message, [])
+
     def wait_for_requests(self, count: int, timeout: float = 10.0) -> None:
         with self._cond:
             if not self._cond.wait_for(lambda: len(self.requests) >= count, timeout):
@@ -175,9 +189,15 @@ class ScriptedModelApi:
                     "invalid_request_error",
                     f"prompt is too long: {tokens} tokens > {self.token_budget} maximum",
                 )
-            step = self.steps.pop(0) if self.steps else None
+            first = first_user_text(body)
+            script = self.steps
+            if first is not None and first in self.conversations:
+                script = self.conversations[first]
+                self.conversation_requests[first].append(body)
+            step = script.pop(0) if script else None
         if step is None:
-            self.errors.append(f"request {len(self.requests)} past the end of the script")
+            which = "" if script is self.steps else f" of the conversation {first!r}"
+            self.errors.append(f"request {len(self.requests)} past the end of the script{which}")
             return Reply({"error": {"type": "api_error", "message": "script exhausted"}}, 500)
         try:
             outcome = step(body) if callable(step) else step
@@ -252,6 +272,21 @@ class ScriptedModelApi:
                 pass  # keep test output clean
 
         return Handler
+
+
+def first_user_text(body: dict[str, Any]) -> str | None:
+    """The text of a request's first user message (either API), None when there is none."""
+    for message in body.get("messages") or []:
+        if not isinstance(message, dict) or message.get("role") != "user":
+            continue
+        content = message.get("content")
+        if isinstance(content, str):
+            return content
+        if isinstance(content, list):
+            texts = [b.get("text", "") for b in content if isinstance(b, dict)]
+            return "".join(t for t in texts if isinstance(t, str))
+        return None
+    return None
 
 
 def request_tokens(body: dict[str, Any]) -> int:

@@ -33,6 +33,7 @@ from cat_code.agent.providers import (
     create_provider,
     resolve_model,
 )
+from cat_code.agent.subagents import Subagents
 from cat_code.agent.system_prompt import build_system_prompt
 from cat_code.agent.write_guard import trust_locations
 from cat_code.host.config.load import McpConfig
@@ -117,9 +118,27 @@ class Session:
         self._resumed = resume
         if resume is not None:
             self.log.adopt(resume)
+        #: The ``agent`` tool, the subagent definitions and their runs.
+        self.subagents = self._attach_subagents()
         self.agent: Agent | None = None
         if self.provider is not None:
             self.agent = self.new_agent(self.provider)
+
+    def _attach_subagents(self) -> Subagents:
+        from cat_code.agent.providers.base import RetryPolicy
+        from cat_code.agent.subagents import attach
+
+        return attach(
+            cwd=self.cwd,
+            registry=self.registry,
+            permissions=self.permissions,
+            meter=self.meter,
+            provider=lambda: self.provider,
+            retry=lambda: self.agent.retry if self.agent is not None else RetryPolicy(),
+            system_prompt=self.system_prompt,
+            log=self.log,
+            make_provider=lambda spec: create_provider(resolve_model(spec)),
+        )
 
     def new_agent(self, provider: Provider) -> Agent:
         """An agent on this session's registry and rules talking to ``provider`` (``/model``

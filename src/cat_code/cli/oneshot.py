@@ -24,7 +24,8 @@ a result object.
 The conversation is saved (`cat_code.agent.history`); ``session_id`` is its id, which
 ``--resume ID`` takes. ``--continue`` / ``--resume`` go on with a saved one (exit 2 when
 there is none). ``usage`` adds up every request of the run (a compaction's summary too),
-and ``total_cost_usd`` prices it (null for a model whose price is unknown).
+and ``total_cost_usd`` prices it (null for a model whose price is unknown); both count the
+subagents' requests, and ``subagents`` lists each run (`cat_code.agent.subagents.runs`).
 """
 
 from __future__ import annotations
@@ -43,6 +44,7 @@ from cat_code.agent.history import LoadedSession, SessionNotFound, resolve
 from cat_code.agent.loop import AgentEvents, Outcome
 from cat_code.agent.providers.base import AssistantMessage, ModelError, ToolCall
 from cat_code.agent.session import Session
+from cat_code.agent.subagents import RunBook
 from cat_code.agent.transcript import tool_line
 from cat_code.base.safe_text import safe_json, safe_text
 from cat_code.cli.options import Options
@@ -101,6 +103,8 @@ class _Report:
         self.started = time.monotonic()
         #: Every request's tokens, once the session exists.
         self.meter: UsageMeter | None = None
+        #: The subagents' runs (their tokens are in ``meter`` too), for ``subagents``.
+        self.subagents: RunBook | None = None
 
     @property
     def structured(self) -> bool:
@@ -160,6 +164,7 @@ class _Report:
                 "cache_creation_input_tokens": usage.cache_creation_input_tokens if usage else 0,
             },
         }
+        record["subagents"] = self.subagents.to_json() if self.subagents is not None else []
         if error is not None:
             record["error"] = error
         _emit(record)
@@ -310,6 +315,11 @@ async def _run(
         trust_project=args.trust_project,
     )
     report.session_id, report.meter = session.session_id, session.meter
+    report.subagents = session.subagents.runs
+    session.subagents.on_change = lambda run: _say(f"cat-code: {run.status_line()}")
+    session.subagents.on_tool = lambda run, call, result: _say(
+        f"  {run.name}: {tool_line(call.name, call.arguments, result.content)}"
+    )
     for warning in resumed.warnings if resumed is not None else ():
         _say(f"cat-code: warning: {warning}")
     provider, agent = session.provider, session.agent

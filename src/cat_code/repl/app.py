@@ -104,7 +104,10 @@ class Repl:
         self.view = TurnView(self.console)
         self._foreground: asyncio.Future[Any] | None = None
         self.questions = Questions(
-            self.console, self.view, busy=lambda: self._foreground is not None
+            self.console,
+            self.view,
+            busy=lambda: self._foreground is not None,
+            cancel_turn=self._cancel_foreground,
         )
         self.session = Session(
             model=args.model,
@@ -118,6 +121,7 @@ class Repl:
             resume=resumed,
             trust_project=args.trust_project,
         )
+        self.view.side_lines = self.session.subagents.runs.live_lines  # one per subagent
         self.registry = self.session.registry
         self.rules = self.session.rules
         self.permissions = self.session.permissions
@@ -276,8 +280,17 @@ class Repl:
             rules=self.rules,
             memory=self.session.memory,
             status=lambda: status_text(self.session),
-            cost=self.session.meter.describe,
+            cost=self._cost_text,
         )
+
+    def _cancel_foreground(self) -> None:
+        if self._foreground is not None:
+            self._foreground.cancel()
+
+    def _cost_text(self) -> str:
+        """``/cost``: the session's tokens (the subagents' included), then each subagent's."""
+        subagents = self.session.subagents.runs.describe()
+        return "\n".join(t for t in (self.session.meter.describe(), subagents) if t)
 
     def _tool_search_status(self) -> str | None:
         agent = self.agent

@@ -4,7 +4,8 @@ its allow rules.
 
 Every question takes one lock and pauses the spinner, so only one is ever on screen, and
 uses its own prompt (not the main one, which is busy awaiting the turn). Ctrl-C at the
-permission question cancels the turn; Ctrl-D answers no. Everything a server sent is shown
+permission question cancels the turn (also when a subagent asked: its question names it);
+Ctrl-D answers no. Everything a server sent is shown
 through the safe-text helpers (`fill_form` and `compact_json` do it).
 """
 
@@ -22,6 +23,7 @@ from rich.console import Console
 from rich.text import Text
 
 from cat_code.agent.permissions import Answer, RuleBook, server_of
+from cat_code.agent.subagents import asking_subagent
 from cat_code.agent.transcript import compact_json
 from cat_code.agent.write_guard import question_notes
 from cat_code.base.safe_text import safe_line
@@ -55,10 +57,18 @@ class Questions:
     """The REPL's questions, one at a time. ``busy`` says whether a turn or a command runs
     (a server asking for input with nothing running is declined)."""
 
-    def __init__(self, console: Console, view: TurnView, busy: Callable[[], bool]) -> None:
+    def __init__(
+        self,
+        console: Console,
+        view: TurnView,
+        busy: Callable[[], bool],
+        cancel_turn: Callable[[], None] = lambda: None,
+    ) -> None:
         self.console = console
         self.view = view
         self._busy = busy
+        #: Ctrl-C at a subagent's question cancels the whole turn, not only that subagent.
+        self._cancel_turn = cancel_turn
         self._lock = asyncio.Lock()
         #: `Permissions.workspace`, for the notes on where a path really leads.
         self.workspace: Callable[[], Iterable[Path]] | None = None
@@ -76,6 +86,7 @@ class Questions:
         options = "y yes · n no · a always this tool"
         if server is not None:
             options += f" · s always server '{server}'"
+        who = asking_subagent()  # a subagent's call: the question says whose
         async with self._lock:
             with self.view.paused():
                 change = await tool.preview(arguments)
@@ -85,6 +96,7 @@ class Questions:
                 self.console.print(
                     Text.assemble(
                         ("? ", "yellow"),
+                        (f"[subagent {who}] " if who else "", "cyan"),
                         (tool.name, "bold"),
                         " ",
                         (compact_json(shown), "bright_black"),
@@ -98,6 +110,8 @@ class Questions:
                     try:
                         raw = await self.question(f"  allow? {options} › ")
                     except KeyboardInterrupt:
+                        if who is not None:
+                            self._cancel_turn()
                         raise asyncio.CancelledError from None  # Ctrl-C cancels the turn
                     except EOFError:
                         return Answer.NO

@@ -6,6 +6,7 @@ above the prompt). `TurnView` is the REPL's `AgentEvents`: a single spinner line
 the running turn — "thinking…" or the running tool with its latest progress message —
 and, above it, the model's text as Markdown and one ``⏺`` entry per finished call.
 Questions pause the spinner (`TurnView.paused`) so they never share a line with it.
+Under the spinner, each running subagent has one live line (``side_lines``).
 
 The model's text streams into the live area just above the spinner: each Markdown block
 is printed rendered (for good, above the live area) as soon as it is complete, and the
@@ -23,7 +24,7 @@ from __future__ import annotations
 import contextlib
 import logging
 import sys
-from collections.abc import Iterable, Iterator, Sequence
+from collections.abc import Callable, Iterable, Iterator, Sequence
 from typing import Any
 
 from rich.console import Console, ConsoleOptions, RenderableType, RenderResult
@@ -177,6 +178,8 @@ class TurnView(AgentEvents):
         self._printed: RenderedPrefix | None = None
         #: Calls a rule refused: their one "refused" line stands for the whole entry.
         self._refused: set[str] = set()
+        #: Lines shown under the spinner while they last (each running subagent's).
+        self.side_lines: Callable[[], list[str]] = list
         #: The collapsed line of the current message's extended thinking, once printed None.
         self._thought: Text | None = None
 
@@ -360,6 +363,9 @@ class _LiveArea:
         if pending is not None:
             yield pending
         yield self.view._spinner
+        for line in self.view.side_lines():  # read at each redraw: they change as they run
+            width = max(20, options.max_width - 1)
+            yield Text(line if len(line) <= width else line[: width - 1] + "…", style="cyan")
 
 
 class ConsoleLogHandler(logging.Handler):

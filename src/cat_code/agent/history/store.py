@@ -358,6 +358,11 @@ class SessionLog:
         if self._append([record]):
             self._written = encoded
 
+    def append_records(self, records: list[dict[str, Any]]) -> bool:
+        """Append records of another kind (a subagent's side conversation) as they are;
+        `load` skips them. False when the file cannot be written (said once)."""
+        return self._append(records)
+
     def _append(self, records: list[dict[str, Any]]) -> bool:
         if self._broken:
             return False

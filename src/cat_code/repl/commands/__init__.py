@@ -8,7 +8,15 @@ docs/architecture.md, "Adding a slash command"); a new topic module is also list
 
 from __future__ import annotations
 
-from cat_code.repl.commands import help, mcp, mcp_servers, permissions, prompts_resources, session
+from cat_code.repl.commands import (
+    agents,
+    help,
+    mcp,
+    mcp_servers,
+    permissions,
+    prompts_resources,
+    session,
+)
 from cat_code.repl.commands.mcp import CallTool, resolve_tool_name
 from cat_code.repl.commands.mcp_servers import (
     DecideProject,
@@ -46,6 +54,7 @@ REGISTRY = CommandRegistry(
         *mcp_servers.COMMANDS,
         *permissions.COMMANDS,
         *session.COMMANDS,
+        *agents.COMMANDS,
     ),
     families=(prompts_resources.PROMPT_COMMANDS,),
 )
