@@ -6,7 +6,7 @@ from __future__ import annotations
 import pytest
 
 from cat_code.agent import compaction
-from cat_code.agent.compaction import SUMMARY_HEAD, SUMMARY_SYSTEM, plan, rebuild
+from cat_code.agent.compaction import LATEST_PROMPT, SUMMARY_HEAD, SUMMARY_SYSTEM, plan, rebuild
 from cat_code.agent.loop import Agent
 from cat_code.agent.providers.base import (
     AssistantMessage,
@@ -39,7 +39,9 @@ def test_between_turns_the_latest_exchange_is_kept_and_the_rest_summarized() -> 
     cut = plan(messages, 200_000)
     assert cut is not None and cut.older == messages[:2] and cut.tail == messages[2:]
     rebuilt = rebuild("S", cut)
-    assert rebuilt[0] == UserMessage(text=f"{SUMMARY_HEAD}\n\n<summary>\nS\n</summary>\n\nsecond")
+    assert rebuilt[0] == UserMessage(
+        text=f"{SUMMARY_HEAD}\n\n<summary>\nS\n</summary>\n\n{LATEST_PROMPT}\nsecond"
+    )
     assert rebuilt[1:] == [AssistantMessage(text="two")]
 
 
@@ -52,6 +54,20 @@ def test_in_a_long_tool_loop_the_cut_keeps_the_last_call_with_its_result() -> No
     rebuilt = rebuild("S", cut)
     assert isinstance(rebuilt[0], UserMessage) and rebuilt[0].text.endswith("loop")
     assert rebuilt[1:] == messages[-2:]
+
+
+def test_a_second_compaction_restates_the_prompt_not_the_first_compactions_head() -> None:
+    messages: list[Message] = [UserMessage(text="loop")]
+    for n in range(4):
+        messages.extend(_call(n))
+    first = rebuild("S1", plan(messages, 4_000), restated="old tasks")  # type: ignore[arg-type]
+    for n in range(4, 8):
+        first.extend(_call(n))
+    cut = plan(first, 4_000)
+    assert cut is not None and cut.prompt == "loop"
+    second = rebuild("S2", cut, restated="new tasks")
+    assert "S1" not in second[0].text and "old tasks" not in second[0].text
+    assert second[0].text.endswith(f"new tasks\n\n{LATEST_PROMPT}\nloop")
 
 
 def test_nothing_before_the_only_prompt_is_nothing_to_compact() -> None:

@@ -625,3 +625,19 @@ async def test_the_turn_limit_note_says_one_model_turn_in_the_singular() -> None
     assert outcome.turn_limit_note == (
         "stopped after 1 model turn without a final answer (raise the limit with --max-turns)"
     )
+
+
+async def test_notes_for_the_model_join_the_message_its_next_request_ends_with() -> None:
+    echo = FakeTool("echo", returning("done"))
+    model = ScriptedProvider([use_tools(("echo", {})), reply("ok")])
+    agent = Agent(model, ToolRegistry([echo]))
+    waiting = ["<system-notification>job 1 ended</system-notification>", ""]
+    agent.notes_for_model = lambda: waiting.pop(0) if waiting else ""
+
+    await agent.run("go")
+
+    first = model.calls[0].messages[-1]
+    assert isinstance(first, UserMessage)
+    assert first.text == "go\n\n<system-notification>job 1 ended</system-notification>"
+    second = model.calls[1].messages[-1]
+    assert isinstance(second, UserMessage) and second.text == "" and second.tool_results

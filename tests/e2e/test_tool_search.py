@@ -25,7 +25,8 @@ CAT_CODE = str(Path(sys.executable).parent / "cat-code")
 CATALOG_SERVER = REPO / "tests" / "servers" / "catalog_server.py"
 #: Built-in tools as -p registers them with MCP servers configured (the resource tools too).
 BUILTINS = [
-    *("shell", "read_file", "write_file", "edit_file", "grep", "glob", "agent"),
+    *("shell", "read_file", "write_file", "edit_file", "grep", "glob", "job_output", "job_stop"),
+    *("task_create", "task_update", "task_get", "task_list", "agent"),
     *("list_mcp_resources", "read_mcp_resource"),
 ]
 ECHO_TOOLS = ["add", "echo", "fail", "reverse", "sleep", "word_count"]

@@ -294,3 +294,9 @@ def test_model_with_a_name_switches_and_memory_lists_the_loaded_files(tmp_path: 
     assert shown(handle_command("/memory", ctx)).startswith("memory files: none")
     ctx.memory = [MemoryFile(tmp_path / "AGENTS.md", "be kind")]
     assert f"{tmp_path / 'AGENTS.md'}  7 characters" in shown(handle_command("/memory", ctx))
+
+
+def test_tasks_shows_the_task_list_the_session_gives() -> None:
+    ctx = CommandContext(registry=ToolRegistry(), tasks=lambda: "tasks: 1 of 2 done")
+    assert handle_command("/tasks", ctx) == Show("tasks: 1 of 2 done")
+    assert "/tasks" in help_text()

@@ -6,11 +6,12 @@ of a long tool loop), from the model's latest message on, the prompt then restat
 the summary. The cut is always where the APIs allow a conversation to start: every tool
 call kept has its result, and no result is kept without its call. `summary_messages` is
 what the model is asked (long tool results cut, the oldest messages dropped to fit), and
-`rebuild` the conversation that goes on: one user message with the summary, then the
-latest exchange. The agent decides when (`Agent.compact`): on ``/compact``, when the last
-request used `THRESHOLD_PERCENT` of the context window, and once when the API answered
-that the prompt is too long. Sizes here are estimates (characters / 4), the same before
-and after, so "saved" compares like with like. A summary that would not make the
+`rebuild` the conversation that goes on: one user message with the summary (and what
+must outlive every compaction word for word: the open tasks), then the latest exchange.
+The agent decides when (`Agent.compact`): on ``/compact``, when the last request used
+`THRESHOLD_PERCENT` of the context window, and once when the API answered that the
+prompt is too long. Sizes here are estimates (characters / 4), the same before and
+after, so "saved" compares like with like. A summary that would not make the
 conversation smaller is not applied (`Compaction.applied`), and one that did not help
 holds the next automatic compaction back (`cat_code.agent.compaction_backoff`).
 """
@@ -56,6 +57,10 @@ SUMMARY_REQUEST = (
 SUMMARY_HEAD = (
     "This session was compacted: the earlier messages were replaced by this summary of them."
 )
+#: Where the head of a compacted conversation puts the user's latest prompt: a later
+#: compaction takes the prompt from there instead of nesting the whole head (whose
+#: summary and restated tasks are stale by then) inside the next one.
+LATEST_PROMPT = "The user's latest request, still being worked on:"
 
 
 def context_window(model: str, environ: Mapping[str, str] | None = None) -> int:
@@ -155,11 +160,20 @@ def plan(messages: Sequence[Message], window: int) -> Plan | None:
         None,
     )
     if last_answer is not None and (prompt_at is None or last_answer > prompt_at):
-        prompt = messages[prompt_at].text if prompt_at is not None else None
+        prompt = _prompt_text(messages[prompt_at].text) if prompt_at is not None else None
         return Plan(messages[:last_answer], messages[last_answer:], prompt)
     if prompt_at is not None and prompt_at > 0 and _pure_prompt(messages[prompt_at]):
         return Plan(messages[:prompt_at], messages[prompt_at:])
     return None
+
+
+def _prompt_text(text: str) -> str | None:
+    """The prompt in ``text``: a compaction's head gives the prompt it restated (None if
+    it had none); any other message is the prompt itself."""
+    if not text.startswith(SUMMARY_HEAD):
+        return text
+    _, marker, prompt = text.partition(f"\n\n{LATEST_PROMPT}\n")
+    return prompt if marker else None
 
 
 def summary_messages(older: Sequence[Message], window: int, instructions: str) -> list[Message]:
@@ -204,15 +218,18 @@ def _cut_results(message: Message) -> Message:
     return replace(message, tool_results=results)
 
 
-def rebuild(summary: str, cut: Plan) -> list[Message]:
-    """The conversation that goes on: the summary (and the latest prompt, when it is not
-    in the tail), then the tail as it was."""
+def rebuild(summary: str, cut: Plan, *, restated: str = "") -> list[Message]:
+    """The conversation that goes on: the summary, what the agent restates after every
+    compaction (``restated``: the open tasks), the latest prompt when it is not in the
+    tail, then the tail as it was."""
     head = f"{SUMMARY_HEAD}\n\n<summary>\n{summary.strip()}\n</summary>"
+    if restated.strip():
+        head += f"\n\n{restated.strip()}"
     if cut.prompt:
-        head += f"\n\nThe user's latest request, still being worked on:\n{cut.prompt}"
+        head += f"\n\n{LATEST_PROMPT}\n{cut.prompt}"
     tail = list(cut.tail)
     if tail and _pure_prompt(tail[0]):
-        return [UserMessage(text=f"{head}\n\n{tail[0].text}"), *tail[1:]]
+        return [UserMessage(text=f"{head}\n\n{LATEST_PROMPT}\n{tail[0].text}"), *tail[1:]]
     return [UserMessage(text=head), *tail]
 
 
@@ -233,6 +250,7 @@ def outline(older: Sequence[Message]) -> str:
 
 __all__ = [
     "AUTO_ENV",
+    "LATEST_PROMPT",
     "WINDOW_ENV",
     "Compaction",
     "Plan",

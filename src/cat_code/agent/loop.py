@@ -26,7 +26,7 @@ results go back in call order. Invariants:
   a summary: on request, before a request when the last one used `THRESHOLD_PERCENT` of the
   context window (unless ``CAT_CODE_AUTO_COMPACT=off``), and once when the API answers that
   the prompt is too long, the request then retried. Tools found by search before it stay
-  found (``ToolSearch.kept``).
+  found (``ToolSearch.kept``); ``restate`` (the open tasks) is said again after each.
 
 The loop knows `Tool` and `ToolRegistry`, never MCP; the UI listens through `AgentEvents`.
 """
@@ -59,6 +59,7 @@ from cat_code.agent.providers.base import (
     UserMessage,
 )
 from cat_code.agent.tool_search import ToolSearch
+from cat_code.host.notifications import Note, NoteKind, NoteSink, Priority
 from cat_code.tools.base import Tool, ToolResult
 from cat_code.tools.registry import ToolRegistry
 
@@ -171,6 +172,7 @@ class Agent:
         tool_search: ToolSearch | None = None,
         log: ConversationLog | None = None,
         meter: UsageMeter | None = None,
+        restate: Callable[[], str] | None = None,
     ) -> None:
         self.provider = provider
         self.registry = registry
@@ -190,10 +192,16 @@ class Agent:
         self.last_usage: Usage | None = None
         #: Compaction when the context fills (``CAT_CODE_AUTO_COMPACT=off``: never by itself).
         self.auto_compact = compaction.auto_enabled()
+        #: Text put back after every compaction, read then (the open tasks).
+        self.restate = restate
         #: Holds automatic compaction back after one that did not help.
         self.compaction_backoff = CompactionBackoff()
         #: The text streamed by the model call in flight.
         self._partial: list[str] = []
+        #: Notes for the model (a background job ended), told before each request.
+        self.notes_for_model: Callable[[], str] | None = None
+        #: Where a compaction is told to the user (the session's queue), if anywhere.
+        self.notes: NoteSink | None = None
 
     def clear(self) -> None:
         """Forget the conversation."""
@@ -233,6 +241,7 @@ class Agent:
                     return outcome
                 if await self._compact_if_full():
                     start = None
+                self._tell_notes()
                 try:
                     response = await self._complete()
                 except ModelError as error:
@@ -335,10 +344,13 @@ class Agent:
         response = await self._request(compaction.SUMMARY_SYSTEM, asked, [])
         summary = response.message.text.strip() or compaction.outline(cut.older)
         before = compaction.estimate(self.messages)
-        rebuilt = compaction.rebuild(summary, cut)
+        restated = self.restate() if self.restate is not None else ""
+        rebuilt = compaction.rebuild(summary, cut, restated=restated)
         after = compaction.estimate(rebuilt)
         result = Compaction(before, after, automatic, len(cut.older), applied=after < before)
         result = self.compaction_backoff.record(result, window)
+        if self.notes is not None:  # the user's line: the front ends show the queue
+            self.notes.post(Note(NoteKind.COMPACTED, "compaction", result.describe(), Priority.LOW))
         if not result.applied:
             self.events.compacted(result)
             return result
@@ -507,11 +519,20 @@ class Agent:
 
     # -- conversation repair -----------------------------------------------------------
 
+    def _tell_notes(self) -> None:
+        """Add the waiting notes to the message the next request ends with (ours)."""
+        text = self.notes_for_model() if self.notes_for_model is not None else ""
+        last = self.messages[-1] if self.messages else None
+        if text and isinstance(last, UserMessage):
+            last.text = f"{last.text}\n\n{text}" if last.text else text
+            self._save()
+
     def _add_user_text(self, text: str) -> None:
         last = self.messages[-1] if self.messages else None
-        if isinstance(last, UserMessage) and last.tool_results and not last.text:
-            # Tool results of a cancelled turn: the prompt joins them (roles must alternate).
-            last.text = text
+        if isinstance(last, UserMessage) and last.tool_results:
+            # Tool results of a cancelled turn: the prompt joins them (roles must alternate),
+            # after the notes told with them, if any.
+            last.text = f"{last.text}\n\n{text}" if last.text else text
         else:
             self.messages.append(UserMessage(text=text))
 

@@ -14,12 +14,20 @@ The conversation is saved as it goes (`SessionLog`, one file per conversation un
 ``$CAT_CODE_HOME/sessions/``); ``resume`` (``--continue`` / ``--resume``) goes on with a
 saved one, in its own file. `UsageMeter` adds up every request's tokens for ``/cost``
 and the ``-p`` JSON result; a new agent (``/model``) keeps the log and the meter.
+
+The task list (`TaskStore`, the four task tools) is the session's own, named by its id,
+unless ``$CAT_CODE_TASK_LIST`` names a shared one; the session file records which, so
+``--resume`` / ``/resume`` bring it back, and ``/clear`` starts an empty own list.
+
+The session's `NotificationQueue` (``notes``) gathers what happens in the background;
+its `JobManager` (``jobs``) runs ``shell``'s background commands, and `closing` wraps
+what a front end closes on its way out so that every running job ends with it.
 """
 
 from __future__ import annotations
 
 import logging
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from pathlib import Path
 
 from cat_code.agent.cost import UsageMeter
@@ -35,11 +43,19 @@ from cat_code.agent.providers import (
 )
 from cat_code.agent.subagents import Subagents
 from cat_code.agent.system_prompt import build_system_prompt
+from cat_code.agent.task_tools import TASKS_GUIDANCE, session_task_list, task_tools
 from cat_code.agent.write_guard import trust_locations
 from cat_code.host.config.load import McpConfig
+from cat_code.host.jobs import JobManager, JobTools, job_tools
+from cat_code.host.jobs.manager import Job
+from cat_code.host.jobs.shutdown import WithJobs
+from cat_code.host.notifications import NotificationQueue, model_block, task_unblocked
 from cat_code.host.servers.connect import ServerElicitationHandler
 from cat_code.host.servers.pool import McpPool
 from cat_code.host.servers.prestart import Prestarted
+from cat_code.host.servers.shutdown import Servers
+from cat_code.host.tasks import Task, TaskStore
+from cat_code.host.tasks.render import restatement
 from cat_code.mcp.roots import Roots
 from cat_code.tools.base import Tool
 from cat_code.tools.builtin import FileLedger, builtin_tools
@@ -48,15 +64,19 @@ from cat_code.tools.registry import DuplicateToolError, ToolRegistry
 logger = logging.getLogger(__name__)
 
 
-def builtin_tool_list(cwd: Path, ledger: FileLedger) -> list[Tool]:
+def builtin_tool_list(cwd: Path, ledger: FileLedger, jobs: JobTools | None = None) -> list[Tool]:
     """The built-in tools every session offers, in the order they are registered: ``shell``
     and the file tools, which never touch cat-code's own files (`private_files`) but the
-    long outputs saved for this project, when a call names one."""
+    long outputs saved for this project, when a call names one; then, with ``jobs``,
+    ``job_output`` and ``job_stop``."""
     from cat_code.host.mcp_tools.output_policy import output_dir
     from cat_code.host.state.home import private_files
 
     own_output = output_dir(project=cwd)
-    return builtin_tools(cwd, protected=private_files(readable=(own_output,)), ledger=ledger)
+    protected = private_files(readable=(own_output,))
+    background = jobs.start if jobs is not None else None
+    tools = builtin_tools(cwd, protected=protected, ledger=ledger, background=background)
+    return [*tools, *job_tools(jobs)] if jobs is not None else tools
 
 
 class Session:
@@ -95,7 +115,13 @@ class Session:
             self.provider = create_provider(resolve_model(model))
         except (ModelSpecError, NoModelConfigured) as exc:
             self.model_problem = str(exc)
-        self.registry = ToolRegistry(builtin_tool_list(self.cwd, self.ledger))
+        #: What happens in the background, for the user and (job results) the model.
+        self.notes = NotificationQueue()
+        #: ``shell``'s background commands; every way out ends them (`closing`).
+        self.jobs = JobManager(notes=self.notes)
+        self.registry = ToolRegistry(
+            builtin_tool_list(self.cwd, self.ledger, JobTools(self.jobs, self.notes))
+        )
         self.rules = RuleBook.from_settings(self.cwd, trust_project=trust_project)
         #: cwd and ``--add-dir``; ``/add-dir`` adds more (every server shares them).
         self.roots = Roots(add_dirs, cwd=self.cwd)
@@ -115,9 +141,17 @@ class Session:
         self.meter = UsageMeter()
         #: The session file this conversation is appended to.
         self.log = SessionLog(self.cwd, model=self.provider.name if self.provider else None)
+        self.jobs.session_id = self.log.id
         self._resumed = resume
         if resume is not None:
             self.log.adopt(resume)
+        #: The task list the task tools keep (`use_task_list` picks it).
+        self.tasks = TaskStore(self.log.id)
+        # A task made ready by another's completion is a note for the user.
+        self.tasks.unblocked_hooks.append(self._tell_unblocked)
+        self.use_task_list()
+        for tool in task_tools(self.tasks):
+            self.registry.register(tool)
         #: The ``agent`` tool, the subagent definitions and their runs.
         self.subagents = self._attach_subagents()
         self.agent: Agent | None = None
@@ -152,7 +186,10 @@ class Session:
             events=self.events,
             log=self.log,
             meter=self.meter,
+            restate=self.restate_tasks,
         )
+        agent.notes_for_model = self.notes_for_model
+        agent.notes = self.notes
         if self._resumed is not None:  # the first agent goes on with the saved conversation
             agent.load(self._resumed.messages, self._resumed.found_tools)
             self._resumed = None
@@ -173,6 +210,23 @@ class Session:
             self.agent.tool_search = search
         return old
 
+    def open_tasks(self) -> int:
+        """How many tasks of the list are open (the status panel)."""
+        return sum(1 for task in self.tasks.snapshot if task.is_open)
+
+    def _tell_unblocked(self, list_name: str, done: Task, ready: list[Task]) -> None:
+        for task in ready:
+            self.notes.post(task_unblocked(task.id, task.subject, task_list=list_name))
+
+    def notes_for_model(self) -> str:
+        """The notes waiting for the model (job results), as one block; "" when none."""
+        return model_block(self.notes.take_for_model())
+
+    def closing(self, servers: Servers, tell: Callable[[list[Job]], None]) -> Servers:
+        """What a front end closes on its way out: ``servers`` and this session's jobs
+        (``tell`` hears which jobs were still running and are now ended)."""
+        return WithJobs(servers, self.jobs, tell)
+
     @property
     def session_id(self) -> str:
         return self.log.id
@@ -183,15 +237,40 @@ class Session:
             self.agent.clear()
         self.ledger.forget_all()  # a new conversation has read nothing
         self.log.start_new()
+        self.use_task_list()
 
     def resume(self, loaded: LoadedSession) -> None:
         """Go on with a saved conversation, in its file (``/resume``)."""
         self.log.adopt(loaded)
+        self.use_task_list()
         self.ledger.forget_all()  # what was read then may have changed since
         if self.agent is not None:
             self.agent.load(loaded.messages, loaded.found_tools)
         else:
             self._resumed = loaded
+
+    def use_task_list(self) -> None:
+        """Point the task store at this conversation's list (shared, saved, or its own)
+        and record it in the session file."""
+        name = session_task_list(self.log.id, self.log.task_list)
+        self.log.use_task_list(name)
+        self.tasks.switch(name)
+        self.tasks.notify()
+
+    def shared_task_list(self) -> str | None:
+        """The task list's name when it is not this session's own (a shared one)."""
+        return None if self.tasks.name == self.log.id else self.tasks.name
+
+    def restate_tasks(self) -> str:
+        """The open tasks, read afresh, for the model after a compaction."""
+        from cat_code.host.tasks import TaskError
+
+        try:
+            tasks = self.tasks.read()
+        except TaskError as exc:  # the last list read stands in
+            logger.warning("%s", exc)
+            tasks = self.tasks.snapshot
+        return restatement(tasks, self.tasks.name)
 
     def workspace(self) -> list[Path]:
         """Where the read-only file tools read without asking: the roots and saved output."""
@@ -220,11 +299,13 @@ class Session:
 
             reap_orphans()  # once, before any server starts
         self.config_files = list(config.files)
+        settle_in_background()
         self.pool = McpPool(
             config,
             elicitation_handler=elicitation_handler,
             roots=self.roots,
             prestarted=prestarted,
+            notes=self.notes,
         )
         return self.pool
 
@@ -256,7 +337,21 @@ class Session:
             memory=self.memory,
             append=self.append_system_prompt,
             skills=skills,
+            guidance=[TASKS_GUIDANCE],
         )
+
+
+def settle_in_background() -> None:
+    """Bring the job registry up to date (jobs a killed cat-code left) off the start path."""
+    import threading
+
+    from cat_code.host.jobs import jobs_dir, settle_orphans
+
+    directory = jobs_dir()
+    if directory.is_dir():
+        threading.Thread(
+            target=settle_orphans, args=(directory,), name="jobs-settle", daemon=True
+        ).start()
 
 
 __all__ = ["Session", "builtin_tool_list"]

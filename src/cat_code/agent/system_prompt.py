@@ -50,11 +50,15 @@ def build_system_prompt(
     memory: Sequence[MemoryFile] = (),
     append: str | None = None,
     skills: str = "",
+    guidance: Sequence[str] = (),
 ) -> str:
-    """The system prompt for ``cwd``: the memory files (each with its path), each server's
-    instructions (server → text), the servers' ``skills`` (a block naming each skill and
-    what it is for), then ``append`` (``--append-system-prompt``)."""
+    """The system prompt for ``cwd``: ``guidance`` on using the tools, the memory files
+    (each with its path), each server's instructions (server → text), the servers'
+    ``skills`` (a block naming each skill and what it is for), then ``append``
+    (``--append-system-prompt``)."""
     text = BASE_PROMPT.format(cwd=cwd, platform=f"{platform.system()} {platform.release()}")
+    for paragraph in guidance:  # how to use tools beyond the file tools (tasks, ...)
+        text += f"\n\n{paragraph}"
     for memory_file in memory:
         if memory_file.refused is None and memory_file.text.strip():
             cut = " (cut)" if memory_file.cut else ""

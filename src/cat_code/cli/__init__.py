@@ -2,7 +2,8 @@
 
 ``cat-code`` starts the REPL, ``cat-code -p PROMPT`` runs the agent once, and
 ``cat-code mcp list|tools|call|login|logout`` inspect, use and sign in to the configured
-MCP servers without a model; ``cat-code sessions`` lists the saved conversations. Parsing
+MCP servers without a model; ``cat-code sessions`` lists the saved conversations and
+``cat-code tasks`` prints a task list. Parsing
 happens here (each verb group declares its parser and run function in `cat_code.cli.verbs`;
 `cat_code.cli.options.Options` carries what was parsed down); each mode is imported only
 when chosen, so ``--help`` and the ``mcp``

@@ -17,7 +17,8 @@ process exits, with 128 + N. Everything printed, the answer included, goes throu
 ``stream-json`` prints one JSON object per line as things happen: a ``system``/``init``
 line first, an ``assistant`` line per model message (text and ``tool_use`` blocks), a
 ``user`` line per set of tool results (``tool_result`` blocks), and the same result
-object last (Claude Code's shapes). In both, stdout holds nothing else; stderr is as in
+object last (Claude Code's shapes), and a ``system``/``tasks`` line with the whole task
+list each time it changes. In both, stdout holds nothing else; stderr is as in
 text mode. A run that fails before it starts (no model, an empty prompt) still ends with
 a result object.
 
@@ -47,13 +48,18 @@ from cat_code.agent.session import Session
 from cat_code.agent.subagents import RunBook
 from cat_code.agent.transcript import tool_line
 from cat_code.base.safe_text import safe_json, safe_text
+from cat_code.cli.oneshot_notes import NotePrinter
 from cat_code.cli.options import Options
 from cat_code.cli.output import EXIT_FAILED, EXIT_OK, EXIT_USAGE
 from cat_code.host.config.load import McpConfig
+from cat_code.host.jobs.manager import Job
+from cat_code.host.jobs.shutdown import ended_lines
+from cat_code.host.notifications import NoteKind, server_note
 from cat_code.host.servers.prestart import Prestarted
 from cat_code.host.servers.server import ServerState
 from cat_code.host.servers.shutdown import run_until_signal
 from cat_code.host.status import declined_line, unavailable_line
+from cat_code.host.tasks import Task
 from cat_code.tools.base import ToolResult
 
 logger = logging.getLogger(__name__)
@@ -132,6 +138,10 @@ class _Report:
             }
         )
 
+    def tasks(self, tasks: list[Task]) -> None:
+        """The task list, whole, each time it changed (stream-json)."""
+        self.line({"type": "system", "subtype": "tasks", "tasks": [t.to_json() for t in tasks]})
+
     def result(self, outcome: Outcome | None, error: str | None = None) -> None:
         """The result object, last (json and stream-json)."""
         if not self.structured:
@@ -193,12 +203,19 @@ class _OneShotEvents(AgentEvents):
         self._streamed = False  # the current message's text is on stdout already
         self._line_open = False  # stdout's last line has no newline yet
         self._refused: set[str] = set()
+        #: The session's notes, shown between outputs (set once the session exists).
+        self.notes: NotePrinter | None = None
+
+    def show_notes(self) -> None:
+        if self.notes is not None:
+            self.notes.drain()
 
     def retrying(self, error: ModelError, delay: float, attempt: int) -> None:
         _say(f"cat-code: {error}; retrying in {delay:.1f} s (attempt {attempt})")
 
     def model_started(self) -> None:
         self.end_line()
+        self.show_notes()
         self._streamed = False
 
     def assistant_delta(self, text: str) -> None:
@@ -246,6 +263,7 @@ class _OneShotEvents(AgentEvents):
         ]
         body = {"role": "user", "content": content}
         self.report.line({"type": "user", "message": body, "parent_tool_use_id": None})
+        self.show_notes()
 
     def tool_progress(
         self, call: ToolCall, progress: float, total: float | None, message: str | None
@@ -267,7 +285,7 @@ class _OneShotEvents(AgentEvents):
         _say(tool_line(call.name, call.arguments, result.content))
 
     def compacted(self, result: Compaction) -> None:
-        _say(f"cat-code: {result.describe()}")
+        self.show_notes()  # the compaction's note among them
         if not result.applied:
             return  # the conversation is as it was: no boundary
         metadata = {
@@ -315,6 +333,8 @@ async def _run(
         trust_project=args.trust_project,
     )
     report.session_id, report.meter = session.session_id, session.meter
+    events.notes = NotePrinter(session.notes, report.line)
+    session.tasks.listeners.append(report.tasks)
     report.subagents = session.subagents.runs
     session.subagents.on_change = lambda run: _say(f"cat-code: {run.status_line()}")
     session.subagents.on_tool = lambda run, call, result: _say(
@@ -342,7 +362,10 @@ async def _run(
             for status in pool.status():
                 if status.state in (ServerState.FAILED, ServerState.NEEDS_LOGIN):
                     # Never a browser for a sign-in: say who and how.
-                    _say(f"cat-code: {unavailable_line(status)}")
+                    failed = status.state is ServerState.FAILED
+                    kind = NoteKind.SERVER_FAILED if failed else NoteKind.SIGN_IN_NEEDED
+                    line = unavailable_line(status) or status.name
+                    session.notes.post(server_note(kind, status.name, line))
                 elif status.state is ServerState.NEEDS_APPROVAL:  # nothing can ask here
                     _say(
                         f"cat-code: skipped project server '{status.name}' (./.mcp.json, not "
@@ -358,6 +381,7 @@ async def _run(
             outcome = await agent.run(prompt)
         finally:
             events.end_line()
+            events.show_notes()
             prepare.cancel()
             session.log.close()
             await provider.close()
@@ -374,4 +398,9 @@ async def _run(
             report.result(outcome)
         return EXIT_FAILED
 
-    return await run_until_signal(pool if prestarted is None else prestarted, work)
+    def tell(ended: list[Job]) -> None:
+        for line in ended_lines(ended):
+            _say(f"cat-code: {line}")
+
+    servers = session.closing(pool if prestarted is None else prestarted, tell)
+    return await run_until_signal(servers, work)

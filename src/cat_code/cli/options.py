@@ -65,6 +65,7 @@ class Options:
     source: str | None = None
     dry_run: bool = False
     kinds: tuple[str, ...] = ()
+    task_list: str | None = None
 
     @property
     def config_paths(self) -> list[Path] | None:

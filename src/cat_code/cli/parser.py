@@ -39,6 +39,8 @@ examples:
   cat-code -p "summarise README.md"       run the agent once (needs a model API key)
   cat-code --continue                     go on with this folder's latest conversation
   cat-code sessions                       list this folder's saved conversations
+  cat-code jobs                           list the background jobs (running, ended)
+  cat-code tasks [--list NAME]            print a task list (the model's steps of work)
   cat-code agents                         list the subagent definitions (and their source)
 
 models: ANTHROPIC_API_KEY (and ANTHROPIC_BASE_URL) for anthropic:<model>;

@@ -38,16 +38,21 @@ from cat_code.agent.providers.base import Message
 from cat_code.agent.session import Session
 from cat_code.base.safe_text import safe_line
 from cat_code.host.config.load import McpConfig, load_config, load_run_config, missing_files
+from cat_code.host.jobs import Job
+from cat_code.host.jobs.shutdown import ended_lines
+from cat_code.host.notifications import Note, NoteKind, Priority
 from cat_code.host.servers.pool import McpPool
 from cat_code.host.servers.shutdown import run_until_signal
 from cat_code.host.status import mcp_summary
 from cat_code.repl.commands import CommandContext, Exit, Show, handle_command, is_command
 from cat_code.repl.commands.registry import CANCELLED, Cancelled
-from cat_code.repl.commands.session import say_resumed, status_text
+from cat_code.repl.commands.session import say_resumed
 from cat_code.repl.input import SlashCompleter, history, key_bindings, list_prompts
 from cat_code.repl.mentions import MentionError, attach_resources, find_mentions
+from cat_code.repl.notes import NoteDisplay
 from cat_code.repl.questions import Questions, parse_permission
 from cat_code.repl.render import ConsoleLogHandler, TurnView, error_line, make_console, note_line
+from cat_code.repl.task_panel import TaskPanel
 
 logger = logging.getLogger(__name__)
 
@@ -131,6 +136,11 @@ class Repl:
         self._pool: McpPool | None = None
         self._mcp_ready = asyncio.Event()
         self._session: PromptSession[str] | None = None
+        #: The session's notes: at once while the prompt is up, else between outputs.
+        self.notes = NoteDisplay(self.console, self.session.notes, self._busy)
+        self.view.between = self.notes.show
+        #: The task list above the prompt while a task is open (Ctrl-T, /tasks).
+        self.task_panel = TaskPanel(self.session.tasks, self.session.shared_task_list)
 
     # The session owns the model and its agent (``/model`` switches them there): read
     # through, never copied, so ``/clear`` and ``/resume`` act on the agent in use.
@@ -158,8 +168,11 @@ class Repl:
             history=history(),
             completer=SlashCompleter(self.context, self._ready_pool),
             complete_while_typing=True,
-            key_bindings=key_bindings(),
+            key_bindings=(bindings := key_bindings()),
+            bottom_toolbar=self._toolbar,
         )
+        self.task_panel.bind(bindings)
+        self.notes.attach(asyncio.get_running_loop())
         self._banner()
         if self.resumed is not None:
             say_resumed(self.console, self.resumed)
@@ -181,6 +194,7 @@ class Repl:
             try:
                 await self._read_eval_loop()
             finally:
+                self.notes.detach()
                 connect.cancel()
                 prepare.cancel()
                 self.session.log.close()
@@ -189,7 +203,21 @@ class Repl:
             return 0
 
         # The terminal may be gone (SIGHUP): nothing is said about the signal.
-        return await run_until_signal(self._pool, session, take=self._cancel_turn, announce=False)
+        servers = self.session.closing(self._pool, self._say_ended)
+        return await run_until_signal(servers, session, take=self._cancel_turn, announce=False)
+
+    def _say_ended(self, jobs: list[Job]) -> None:
+        for line in ended_lines(jobs):
+            self.console.print(note_line(line))
+
+    def _busy(self) -> bool:
+        """A turn (or a call) is writing to the terminal: notes wait for a boundary."""
+        return self._foreground is not None and not self._foreground.done()
+
+    def _toolbar(self) -> str:
+        from cat_code.repl.status_panel import read_panel, toolbar
+
+        return toolbar(read_panel(self.session))
 
     async def _prepare_model(self) -> None:
         if self.provider is not None:
@@ -228,19 +256,23 @@ class Repl:
 
     def say_mcp_summary(self, pool: McpPool) -> None:
         line = mcp_summary(pool.status())
-        if line is not None:
+        if line is not None:  # shown at once while the prompt is up
             trouble = "failed" in line or "login" in line or "approval" in line
-            self.console.print(Text(line, style="yellow" if trouble else "bright_black"))
+            priority = Priority.HIGH if trouble else Priority.LOW
+            self.session.notes.post(Note(NoteKind.SERVER_CONNECTED, "mcp", line, priority))
 
     # -- reading and dispatching ---------------------------------------------------------
 
     async def _read_eval_loop(self) -> None:
         assert self._session is not None
         while True:
+            await self.task_panel.refresh()  # a shared list may have moved on
             try:
                 with patch_stdout(raw=True):
                     line = await self._session.prompt_async(
-                        PROMPT, prompt_continuation="  ", handle_sigint=False
+                        lambda: self.task_panel.message(PROMPT),
+                        prompt_continuation="  ",
+                        handle_sigint=False,
                     )
             except KeyboardInterrupt:
                 continue  # Ctrl-C at the prompt clears the line, like a shell
@@ -265,6 +297,7 @@ class Repl:
             except Exception as exc:  # a bug in one command must not end the session
                 logger.debug("handling %r failed", line, exc_info=True)
                 self.console.print(error_line(f"internal error: {type(exc).__name__}: {exc}"))
+            self.notes.show()  # what came while it ran
 
     def context(self) -> CommandContext:
         pool = self._pool
@@ -279,9 +312,17 @@ class Repl:
             width=self.console.width,
             rules=self.rules,
             memory=self.session.memory,
-            status=lambda: status_text(self.session),
+            status=self._status_text,
             cost=self._cost_text,
+            tasks=self.task_panel.full_text,
+            jobs=self.session.jobs,
         )
+
+    def _status_text(self) -> str:
+        """``/status``: the session in full (`cat_code.repl.status_panel`)."""
+        from cat_code.repl.status_panel import status_text
+
+        return status_text(self.session)
 
     def _cancel_foreground(self) -> None:
         if self._foreground is not None:

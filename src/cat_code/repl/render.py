@@ -178,6 +178,9 @@ class TurnView(AgentEvents):
         self._printed: RenderedPrefix | None = None
         #: Calls a rule refused: their one "refused" line stands for the whole entry.
         self._refused: set[str] = set()
+        #: Called between outputs (before a model request, after a tool's entry): the
+        #: REPL shows the notes that waited for such a boundary.
+        self.between: Callable[[], None] = lambda: None
         #: Lines shown under the spinner while they last (each running subagent's).
         self.side_lines: Callable[[], list[str]] = list
         #: The collapsed line of the current message's extended thinking, once printed None.
@@ -226,6 +229,7 @@ class TurnView(AgentEvents):
 
     def model_started(self) -> None:
         self._finish_stream(None)
+        self.between()
         self._thinking = True
         self._update()
 
@@ -284,6 +288,7 @@ class TurnView(AgentEvents):
             return
         self._running.pop(call.id, None)
         self.console.print(tool_entry(call.name, call.arguments, result, self.console.width))
+        self.between()
         self._update()
 
     def compacting(self, automatic: bool) -> None:
@@ -291,8 +296,9 @@ class TurnView(AgentEvents):
         self._update()
 
     def compacted(self, result: Compaction) -> None:
+        # Its line is the session's compaction note, shown at the next boundary.
         self._label = "thinking…"
-        self.console.print(Text(f"⎿ {result.describe()}", style="bright_black"))
+        self.between()
         self._update()
 
     def compaction_failed(self, error: ModelError) -> None:

@@ -4,7 +4,9 @@
 folder key names the working directory (`folder_key`), so each project lists its own
 sessions. A file holds one JSON object per line, appended and never rewritten:
 
-- ``{"type": "session", ...}`` first: the id, the folder, when it began, the model;
+- ``{"type": "session", ...}`` first: the id, the folder, when it began, the model, the
+  task list it uses (``task_list``);
+- ``{"type": "task_list", "list": NAME}``: a resumed session went on with another list;
 - ``{"type": "message", "message": {...}}`` for each message (`codec`), written by
   `SessionLog.sync` as soon as the agent has it: a crash or a ``kill -9`` loses at most
   the line being written;
@@ -96,6 +98,8 @@ class LoadedSession:
     turns: int = 0
     first_prompt: str = ""
     model: str | None = None
+    #: The task list the session used (None: a file from before task lists, so its id).
+    task_list: str | None = None
     warnings: list[str] = field(default_factory=list)
 
     @property
@@ -124,6 +128,10 @@ def load(path: Path) -> LoadedSession:
                 loaded.id = str(record.get("id") or loaded.id)
                 model = record.get("model")
                 loaded.model = model if isinstance(model, str) else None
+                task_list = record.get("task_list")
+                loaded.task_list = task_list if isinstance(task_list, str) else None
+            elif kind == "task_list":
+                loaded.task_list = str(record["list"])
             elif kind == "message":
                 message = decode(record.get("message"))
                 loaded.messages.append(message)
@@ -291,12 +299,14 @@ class SessionLog:
         self.path = sessions_folder(self.cwd) / f"{self.id}{SUFFIX}"
         self._written = []
         self._broken = False
+        self.task_list: str | None = None
 
     def adopt(self, loaded: LoadedSession) -> None:
         """Go on in ``loaded``'s file: what is appended joins its conversation."""
         self.close()
         self.id, self.path = loaded.id, loaded.path
         self._broken = False
+        self.task_list = loaded.task_list
         # What the file replays to as written, so the next sync appends only what is new
         # (the results a repair gave calls the old session never finished, first).
         self._written = self._replayed_without_repair(loaded.path)
@@ -318,6 +328,15 @@ class SessionLog:
             elif record.get("type") == "compact":
                 records = list(record.get("messages") or [])
         return records
+
+    def use_task_list(self, name: str) -> None:
+        """Record that this session keeps its tasks in the list ``name`` (in the header of a
+        new file; a record in a resumed one, when the list changed)."""
+        if name == self.task_list:
+            return
+        self.task_list = name
+        if self.saved:
+            self._append([{"type": "task_list", "list": name}])
 
     @property
     def saved(self) -> bool:
@@ -403,6 +422,7 @@ class SessionLog:
                     "cwd": str(self.cwd),
                     "created": _now(),
                     "model": self.model,
+                    "task_list": self.task_list,
                 }
                 _write_all(fd, (json.dumps(header, ensure_ascii=False) + "\n").encode())
             elif not _ends_with_newline(self.path):

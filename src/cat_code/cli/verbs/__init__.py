@@ -7,11 +7,11 @@ verb").
 
 from __future__ import annotations
 
-from cat_code.cli.verbs import agents, mcp, project, sessions
+from cat_code.cli.verbs import agents, jobs, mcp, project, sessions, tasks
 from cat_code.cli.verbs.base import Subcommands
 
 #: The verb groups, in ``cat-code --help`` order.
-GROUPS = (sessions, agents, project, mcp)
+GROUPS = (sessions, tasks, jobs, agents, project, mcp)
 
 
 def add_verbs(commands: Subcommands) -> None:

@@ -24,6 +24,7 @@ from typing import TYPE_CHECKING, Any, TypeVar
 from cat_code.host.config.load import BrokenServer, McpConfig, ServerConfig
 from cat_code.host.mcp_tools.tool_adapter import McpTool, assign_names
 from cat_code.host.mcp_tools.tool_filter import select_tools
+from cat_code.host.notifications import LOG_NOTES, NoteSink
 from cat_code.host.servers.catalog import Gathered, UnknownServer, UnknownSkill, gather
 from cat_code.host.servers.connect import (
     AuthFactory,
@@ -72,8 +73,11 @@ class McpPool:
         restart_policy: RestartPolicy | None = None,
         roots: Roots | None = None,
         prestarted: Prestarted | None = None,
+        notes: NoteSink = LOG_NOTES,
     ) -> None:
         self.config = config
+        #: Where the servers tell what happens to them later (lost, restarted, ...).
+        self.notes = notes
         #: How often a server that stopped by itself is started again.
         self.restart_policy = restart_policy or RestartPolicy()
         self.connector = Connector(

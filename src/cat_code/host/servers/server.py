@@ -27,6 +27,7 @@ from typing import Any, Protocol, TypeVar
 
 from cat_code.host.config.load import ServerConfig
 from cat_code.host.mcp_tools.tool_adapter import McpTool
+from cat_code.host.notifications import NoteKind, NoteSink, server_note
 from cat_code.host.servers.connect import Connection, Connector
 from cat_code.host.servers.restarts import RestartBudget, RestartPolicy
 from cat_code.mcp.client import McpClient
@@ -154,6 +155,12 @@ class ToolPublisher(Protocol):
         """Unregister these tools."""
         ...
 
+    @property
+    def notes(self) -> NoteSink:
+        """Where the server tells what happens to it after its first start (lost,
+        restarted, given up, a sign-in needed, its tool list changed)."""
+        ...
+
 
 async def run_to_end(operations: set[asyncio.Task[Any]], work: Coroutine[Any, Any, _T]) -> _T:
     """Run ``work`` to its end even if the caller is cancelled; it stays in ``operations``
@@ -279,6 +286,8 @@ class McpServer:
                     self._state = ServerState.NEEDS_LOGIN
                     self.error = login_hint(self.name)
                     logger.debug("%s: needs a sign-in", self.name)
+                    if self.restarts:  # a restart's sign-in: the startup line said the first
+                        self._note(NoteKind.SIGN_IN_NEEDED, f"needs a sign-in ({self.error})")
                 else:
                     self._fail(describe_error(exc))
                     logger.debug("%s: failed: %s", self.name, self.error)
@@ -299,7 +308,7 @@ class McpServer:
         """The connection ended by itself: FAILED now, not at the next call or status."""
         if self._stopping or self._state is not ServerState.CONNECTED:
             return
-        logger.warning("MCP server '%s' stopped: %s", self.name, reason)
+        self._note(NoteKind.SERVER_FAILED, f"stopped: {reason}")
         self._fail(reason)
         self._healable = True
 
@@ -347,13 +356,13 @@ class McpServer:
         except asyncio.CancelledError:
             raise
         except Exception as exc:  # a boundary: whatever went wrong, the old list stays
-            logger.warning(
-                "%s: could not re-list tools after a change (keeping the old list): %s",
-                self.name,
-                describe_error(exc),
-            )
-            return
-        logger.info("%s: tool list changed: %d tool(s) now", self.name, len(self.tools))
+            why = describe_error(exc)
+            self._note(NoteKind.SERVER_FAILED, f"could not re-list its changed tools: {why}")
+            return  # (the old list stays)
+        self._note(NoteKind.LIST_CHANGED, f"tool list changed: {len(self.tools)} tool(s) now")
+
+    def _note(self, kind: NoteKind, what: str) -> None:
+        self._publisher.notes.post(server_note(kind, self.name, f"MCP server '{self.name}' {what}"))
 
     def publish_tools(self) -> None:
         """Register the listed tools through the pool, in place of the old ones."""
@@ -442,12 +451,10 @@ class McpServer:
                 self.error = (
                     f"{self.error} — not restarted again after {self.budget.policy.describe()}"
                 )
-                logger.warning(
-                    "MCP server '%s' stopped again: %s (in the REPL, /mcp restart %s starts it)",
-                    self.name,
-                    self.error,
-                    self.name,
+                again = (
+                    f"stopped again: {self.error} (in the REPL, /mcp restart {self.name} starts it)"
                 )
+                self._note(NoteKind.SERVER_GAVE_UP, again)
                 return
             self.restarts += 1
             await self._relaunch(keep_tools=True)
@@ -455,9 +462,9 @@ class McpServer:
             # the budget lasts.
             self._healable = self._state is ServerState.FAILED
             if self._state is ServerState.CONNECTED:
-                logger.warning("MCP server '%s' restarted (%d× so far)", self.name, self.restarts)
+                self._note(NoteKind.SERVER_RESTARTED, f"restarted ({self.restarts}× so far)")
             else:
-                logger.warning("MCP server '%s' did not restart: %s", self.name, self.error)
+                self._note(NoteKind.SERVER_FAILED, f"did not restart: {self.error}")
 
     async def _relaunch(self, *, keep_tools: bool) -> None:
         """Stop the owner task and start a new one, then publish the tools.

@@ -31,7 +31,6 @@ import logging
 import os
 import signal
 import threading
-import time
 from collections.abc import Iterable
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -41,6 +40,7 @@ from cat_code.base.files import PRIVATE_FILE_MODE, atomic_write, read_bounded
 from cat_code.mcp.transports.process_group import (
     GroupPresence,
     group_presence,
+    kill_after_grace,
     live_members,
     signal_group,
     stat_fields,
@@ -54,8 +54,6 @@ RECORD_VERSION = 1
 #: After SIGTERM, time for an orphaned group to clean up (a ``docker run`` stops its
 #: container on SIGTERM, not on SIGKILL) before SIGKILL.
 REAP_TERM_GRACE_S = 1.0
-#: Polling interval while waiting for a reaped group to die.
-_REAP_POLL_S = 0.02
 _PROC = Path("/proc")
 
 
@@ -354,16 +352,9 @@ def _runs(pid: int, cmdline: list[str], started: int) -> bool:
 
 def _finish(ending: list[tuple[int, int, Path]]) -> None:
     """Wait out the grace of the groups sent SIGTERM, SIGKILL what is left, drop the records."""
-    deadline = time.monotonic() + REAP_TERM_GRACE_S
-    waiting = list(ending)
-    while waiting and time.monotonic() < deadline:
-        waiting = [item for item in waiting if _group_lives(item[0], item[1])]
-        if waiting:
-            time.sleep(_REAP_POLL_S)
-    for pgid, started, _ in waiting:
-        if _group_lives(pgid, started):
-            logger.debug("process group %s outlived SIGTERM; sending SIGKILL", pgid)
-            signal_group(pgid, signal.SIGKILL)
+    starts = {pgid: started for pgid, started, _ in ending}
+    for pgid in kill_after_grace(starts, REAP_TERM_GRACE_S, lambda g: _group_lives(g, starts[g])):
+        logger.debug("process group %s outlived SIGTERM; sent SIGKILL", pgid)
     for _, _, path in ending:
         _unlink(path)
 

@@ -16,7 +16,8 @@ import contextlib
 import enum
 import os
 import signal
-from collections.abc import Collection
+import time
+from collections.abc import Callable, Collection
 
 #: Waiting for a group to die: the first look again after this, then twice as long each
 #: time up to the cap (a group that dies at once is seen at once, a slow one costs little).
@@ -25,6 +26,9 @@ GROUP_POLL_MAX_S = 0.2
 #: A group killpg still finds after this much waiting is scanned in /proc (on a thread):
 #: by then its members have had time to be reaped, so what remains may be zombies only.
 GROUP_SCAN_AFTER_S = 0.05
+#: After SIGKILL, how long `kill_after_grace` waits for the kernel to finish the group (a
+#: loaded machine may not schedule the dying processes at once).
+KILL_WAIT_S = 1.0
 _PROC = "/proc"
 
 
@@ -105,6 +109,34 @@ def has_live_member(pgid: int) -> bool:
     return found is None or bool(found.get(pgid))
 
 
+def kill_after_grace(
+    pgids: Collection[int], grace: float, lives: Callable[[int], bool] = has_live_member
+) -> list[int]:
+    """Blocking, for groups already sent SIGTERM: wait up to ``grace`` seconds for each to
+    be gone (``lives`` says whether it still is), then SIGKILL those that are not and wait
+    (up to `KILL_WAIT_S`) for the kernel to finish them; which were killed. For threads,
+    never the event loop."""
+    waiting = _wait_gone(list(pgids), grace, lives)
+    killed = [pgid for pgid in waiting if lives(pgid)]
+    for pgid in killed:
+        signal_group(pgid, signal.SIGKILL)
+    _wait_gone(killed, KILL_WAIT_S, lives)
+    return killed
+
+
+def _wait_gone(pgids: list[int], seconds: float, lives: Callable[[int], bool]) -> list[int]:
+    """Poll until every group in ``pgids`` is gone or ``seconds`` pass; those still there."""
+    deadline = time.monotonic() + seconds
+    delay = GROUP_POLL_FIRST_S
+    waiting = pgids
+    while waiting and time.monotonic() < deadline:
+        waiting = [pgid for pgid in waiting if lives(pgid)]
+        if waiting:
+            time.sleep(min(delay, max(0.0, deadline - time.monotonic())))
+            delay = min(delay * 2, GROUP_POLL_MAX_S)
+    return waiting
+
+
 async def group_gone(pgid: int) -> bool:
     """Whether no live process is left in the group (a look, no waiting)."""
     if not group_listed(pgid):
@@ -130,6 +162,7 @@ __all__ = [
     "group_listed",
     "group_presence",
     "has_live_member",
+    "kill_after_grace",
     "live_members",
     "signal_group",
     "stat_fields",

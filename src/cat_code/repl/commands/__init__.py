@@ -11,11 +11,13 @@ from __future__ import annotations
 from cat_code.repl.commands import (
     agents,
     help,
+    jobs,
     mcp,
     mcp_servers,
     permissions,
     prompts_resources,
     session,
+    tasks,
 )
 from cat_code.repl.commands.mcp import CallTool, resolve_tool_name
 from cat_code.repl.commands.mcp_servers import (
@@ -54,6 +56,8 @@ REGISTRY = CommandRegistry(
         *mcp_servers.COMMANDS,
         *permissions.COMMANDS,
         *session.COMMANDS,
+        *jobs.COMMANDS,
+        *tasks.COMMANDS,
         *agents.COMMANDS,
     ),
     families=(prompts_resources.PROMPT_COMMANDS,),

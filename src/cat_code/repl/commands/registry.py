@@ -7,7 +7,8 @@ and a handler. The handler is pure — a context and the rest of the line in, an
 it never prints and never awaits, so it is tested without a terminal, a model or a server:
 `Show` (text to print), `Exit`, or an `Effect`, a small value whose ``perform`` the app
 awaits with itself as the `ReplHost` (call a tool, sign in, switch the model…). The topic
-modules (`help`, `mcp`, `prompts_resources`, `mcp_servers`, `permissions`, `session`) each
+modules (`help`, `mcp`, `prompts_resources`, `mcp_servers`, `permissions`, `session`,
+`tasks`) each
 hold a ``COMMANDS`` tuple; `cat_code.repl.commands` joins them, in /help order.
 
 Invariants: a name or alias belongs to one command; ``/NAME SUB`` is a subcommand of
@@ -35,6 +36,7 @@ if TYPE_CHECKING:
     from cat_code.agent.providers.base import Message
     from cat_code.agent.session import Session
     from cat_code.host.config.load import McpConfig
+    from cat_code.host.jobs import JobManager
     from cat_code.host.servers.pool import McpPool
     from cat_code.host.servers.server import ServerStatus
     from cat_code.mcp.roots import Roots
@@ -44,7 +46,8 @@ _T = TypeVar("_T")
 
 KEYS_HELP = """\
 keys: Enter sends · Esc Enter (or a trailing \\) starts a new line · Ctrl-C cancels the \
-running turn · Ctrl-D on an empty line quits · ↑/↓ history · Tab completes"""
+running turn · Ctrl-D on an empty line quits · Ctrl-T hides or shows the tasks · ↑/↓ \
+history · Tab completes"""
 
 
 # -- outcomes --------------------------------------------------------------------------------
@@ -151,8 +154,12 @@ class CommandContext:
     status: Callable[[], str] = field(default=lambda: "no session")
     #: The lines of /cost (tokens and dollars so far).
     cost: Callable[[], str] = field(default=lambda: "no model requests yet")
+    #: The lines of /tasks (the task list, read afresh).
+    tasks: Callable[[], str] = field(default=lambda: "no task list")
     #: The slash commands themselves (/help reads them); set by `CommandRegistry.handle`.
     commands: CommandRegistry | None = None
+    #: The session's background jobs (/jobs).
+    jobs: JobManager | None = None
 
 
 #: A command's handler: the rest of the line (stripped) and the context → what to do.

@@ -29,7 +29,6 @@ from cat_code.tools.registry import ToolRegistry
 if TYPE_CHECKING:
     from rich.console import Console
 
-    from cat_code.agent.session import Session
 
 #: How many saved sessions ``/resume`` lists to pick from (the most recent).
 RESUME_LIST = 20
@@ -155,35 +154,6 @@ def say_resumed(console: Console, loaded: LoadedSession) -> None:
         console.print(Text(f"  last prompt: {prompt[:100]}{more}", "bright_black"))
 
 
-def status_text(session: Session) -> str:
-    """``/status``: the session, where it is saved, the model, how full the context is."""
-    log = session.log
-    saved = str(log.path) if log.saved else "not saved yet (nothing said)"
-    provider = session.provider
-    lines = [
-        f"session: {log.id}",
-        f"  saved in: {saved}",
-        f"  folder: {session.cwd}",
-        f"  model: {provider.name if provider else 'none'}",
-    ]
-    agent = session.agent
-    if agent is not None:
-        from cat_code.agent import compaction
-
-        window = agent.context_window
-        last = agent.last_usage
-        auto = "on" if agent.auto_compact else f"off ({compaction.AUTO_ENV})"
-        if last is not None:
-            used = last.prompt_tokens + last.output_tokens
-            share = f"{used:,} of {window:,} tokens ({100 * used // max(1, window)}%)"
-        else:
-            share = f"~{compaction.estimate(agent.messages):,} tokens of {window:,} (estimated)"
-        lines.append(f"  context: {share} in {len(agent.messages)} messages")
-        lines.append(f"  auto-compact: {auto}, at {compaction.THRESHOLD_PERCENT}% of the window")
-    lines.append("  " + session.meter.describe().replace("\n", "\n  "))
-    return "\n".join(lines)
-
-
 def tools_text(registry: ToolRegistry, width: int = 100, search: str | None = None) -> str:
     tools = registry.list()
     if not tools:
@@ -237,8 +207,8 @@ COMMANDS = (
     SlashCommand("/model", "the model in use; /model PROVIDER:NAME switches to another, keeping "
                  "the conversation", _model, args="[NAME]"),
     SlashCommand("/memory", "the memory files (AGENTS.md) in the system prompt", _memory),
-    SlashCommand("/status", "this session: its id and file, the model, how full the context is",
-                 lambda rest, ctx: Show(ctx.status())),
+    SlashCommand("/status", "this session in full: id, model, context, cost, servers, tasks, "
+                 "jobs", lambda rest, ctx: Show(ctx.status())),
     SlashCommand("/cost", "the tokens this session used (input, output, cache) and what they "
                  "cost", lambda rest, ctx: Show(ctx.cost())),
     SlashCommand("/compact", "replace the conversation so far with a summary of it (frees the "

@@ -28,7 +28,7 @@ from cat_code.tools.builtin.edit_file import EditFileTool, apply_edit
 from cat_code.tools.builtin.glob import MAX_GLOB_RESULTS, GlobTool
 from cat_code.tools.builtin.grep import GrepTool
 from cat_code.tools.builtin.read_file import DEFAULT_LINES, MAX_LINE_CHARS, ReadFileTool
-from cat_code.tools.builtin.shell import ShellTool
+from cat_code.tools.builtin.shell import BackgroundStarter, ShellTool
 from cat_code.tools.builtin.write_file import WriteFileTool
 
 
@@ -38,13 +38,14 @@ def builtin_tools(
     protected: Protected | None = None,
     ledger: FileLedger | None = None,
     ripgrep: str | bool | None = True,
+    background: BackgroundStarter | None = None,
 ) -> list[Tool]:
     """The built-in tools, fresh instances sharing one `FileLedger` (``ledger``, else a new
-    one). ``ripgrep``: see `GrepTool`."""
+    one). ``ripgrep``: see `GrepTool`; ``background``: see `ShellTool`."""
     ledger = ledger or FileLedger()
     protected = protected or Protected()
     return [
-        ShellTool(cwd),
+        ShellTool(cwd, background=background),
         ReadFileTool(cwd, protected=protected, ledger=ledger),
         WriteFileTool(cwd, protected=protected, ledger=ledger),
         EditFileTool(cwd, protected=protected, ledger=ledger),
@@ -59,6 +60,7 @@ __all__ = [
     "MAX_LINE_CHARS",
     "MAX_OUTPUT_CHARS",
     "MAX_READ_BYTES",
+    "BackgroundStarter",
     "EditFileTool",
     "FileLedger",
     "FileTool",

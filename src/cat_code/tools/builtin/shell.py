@@ -2,7 +2,9 @@
 
 A shell command runs in its own process group
 so a timeout kills everything it started; output is capped so a chatty command cannot
-flood the model's context.
+flood the model's context. With ``run_in_background: true`` the command is handed to a
+`BackgroundStarter` (the host's job manager, given by whoever builds the tools), which
+answers at once with a job id; the permission question is the same, since the tool is.
 """
 
 from __future__ import annotations
@@ -11,6 +13,7 @@ import asyncio
 import contextlib
 import os
 import signal
+from collections.abc import Awaitable, Callable
 from pathlib import Path
 from typing import Any
 
@@ -19,6 +22,9 @@ from cat_code.tools.builtin._fs import cut
 
 DEFAULT_SHELL_TIMEOUT_S = 120.0
 
+#: Starts ``command`` in ``cwd`` as a background job; the result names the job.
+BackgroundStarter = Callable[[str, Path | None], Awaitable[ToolResult]]
+
 
 class ShellTool(Tool):
     """Run a shell command in the working directory, with a timeout."""
@@ -26,20 +32,28 @@ class ShellTool(Tool):
     name = "shell"
     description = (
         "Run a shell command (bash -c) in the current directory and return its exit code, "
-        "stdout and stderr. Use timeout_s for long commands (default 120)."
+        "stdout and stderr. Use timeout_s for long commands (default 120). For a command "
+        "that keeps running (a server, a watcher, a long build), set run_in_background: "
+        "true: it answers at once with a job id; read its output with job_output, end it "
+        "with job_stop; you are told when it ends."
     )
     input_schema: dict[str, Any] = {  # noqa: RUF012 - class-level schema is read-only by convention
         "type": "object",
         "properties": {
             "command": {"type": "string", "description": "The command line to run"},
             "timeout_s": {"type": "number", "description": "Seconds before the command is killed"},
+            "run_in_background": {
+                "type": "boolean",
+                "description": "Run it as a background job and answer at once with its id",
+            },
         },
         "required": ["command"],
     }
     read_only = False
 
-    def __init__(self, cwd: Path | None = None) -> None:
+    def __init__(self, cwd: Path | None = None, *, background: BackgroundStarter | None = None):
         self.cwd = cwd
+        self.background = background
 
     async def execute(
         self, arguments: dict[str, Any], *, progress: ProgressCallback | None = None
@@ -52,6 +66,10 @@ class ShellTool(Tool):
                 "Error: 'command' contains a NUL byte (\\0), which no command line can hold; "
                 "nothing was run. Give the command without it."
             )
+        if arguments.get("run_in_background") is True:
+            if self.background is None:
+                return ToolResult.error("Error: background jobs are not available here")
+            return await self.background(command, self.cwd)
         timeout = arguments.get("timeout_s", DEFAULT_SHELL_TIMEOUT_S)
         if not isinstance(timeout, int | float) or timeout <= 0:
             return ToolResult.error("Error: 'timeout_s' must be a positive number")
