@@ -109,3 +109,36 @@ def test_a_huge_memory_file_is_cut_not_refused(home: Path, project: Path) -> Non
     (project / "AGENTS.md").write_text("é" * (MAX_MEMORY_CHARS * 3))
     [memory] = load_memory(project, home)
     assert memory.cut and memory.refused is None and len(memory.text) == MAX_MEMORY_CHARS
+
+
+def test_finding_3_a_memory_file_beside_another_users_git_in_a_shared_parent_is_not_read(
+    tmp_path: Path, home: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    shared = tmp_path / "shared"
+    (shared / ".git").mkdir(parents=True)
+    (shared / "AGENTS.md").write_text("INJECTED-FROM-SHARED-PARENT\n")
+    work = shared / "work"
+    work.mkdir()
+    (work / "AGENTS.md").write_text("mine\n")
+    assert [f.path for f in load_memory(work, home)] == [shared / "AGENTS.md", work / "AGENTS.md"]
+    mine = os.getuid()
+    monkeypatch.setattr(os, "getuid", lambda: mine + 1)  # the shared .git is another user's
+    loaded = load_memory(work, home)
+    assert [f.path for f in loaded] == [work / "AGENTS.md"]
+    assert "INJECTED" not in "".join(f.text for f in loaded)
+
+
+@pytest.mark.skipif(not hasattr(os, "lchown") or os.geteuid() != 0, reason="needs root to chown")
+def test_finding_3_another_users_git_link_to_a_folder_of_ours_is_no_project_root(
+    tmp_path: Path, home: Path
+) -> None:
+    from cat_code.host.state.settings import project_root
+
+    shared, ours = tmp_path / "shared", tmp_path / "ours"
+    (ours / "gitdir").mkdir(parents=True)
+    (shared / "work").mkdir(parents=True)
+    (shared / ".git").symlink_to(ours / "gitdir")
+    os.lchown(shared / ".git", 65534, 65534)  # the link is theirs, its target ours
+    (shared / "AGENTS.md").write_text("INJECTED\n")
+    assert project_root(shared / "work") == shared / "work"
+    assert [f.path for f in load_memory(shared / "work", home)] == []

@@ -4,7 +4,14 @@ from __future__ import annotations
 
 import pytest
 
-from cat_code.base.frontmatter import MAX_ERROR_CHARS, YamlRefused, load_yaml, parse_frontmatter
+from cat_code.base.frontmatter import (
+    MAX_ERROR_CHARS,
+    MAX_YAML_CHARS,
+    MAX_YAML_NODES,
+    YamlRefused,
+    load_yaml,
+    parse_frontmatter,
+)
 from cat_code.mcp.skills import Skill, SkillCheck, SkillRefused, verify_frontmatter
 
 #: 333 bytes that a plain SafeLoader expands to 9**9 strings ("billion laughs").
@@ -58,3 +65,21 @@ def test_yaml_over_the_size_cap_or_nested_past_the_parser_is_refused() -> None:
         load_yaml("a: " + "x" * 70_000)
     with pytest.raises(ValueError, match="refused"):
         parse_frontmatter("---\nk: " + "[" * 20_000 + "\n---\n")
+
+
+def test_finding_7_a_yaml_text_of_more_values_than_the_node_cap_is_refused() -> None:
+    many = "k: [" + "0," * (MAX_YAML_NODES + 10) + "0]"
+    assert len(many) < MAX_YAML_CHARS  # refused for its values, not its size
+    with pytest.raises(YamlRefused, match="values"):
+        load_yaml(many)
+    keys = "\n".join(f"k{i}: {i}" for i in range(MAX_YAML_NODES // 3))
+    assert len(load_yaml(keys)) == MAX_YAML_NODES // 3  # many distinct keys: read
+
+
+def test_finding_7_the_linear_duplicate_key_check_still_names_every_repeated_key() -> None:
+    text = "a: 1\nb: 2\na: 3\nc: 4\nb: 5\n1: x\n1.0: y\n"
+    with pytest.raises(YamlRefused) as refused:
+        load_yaml(text)
+    assert "'a'" in str(refused.value) and "'b'" in str(refused.value)
+    with pytest.raises(YamlRefused, match="unhashable"):
+        load_yaml("? [1, 2]\n: x\n")

@@ -9,6 +9,11 @@ was not applied (its summary no smaller than what it replaced) or that saved les
 `LITTLE_PERCENT` of the window holds the next automatic one back until the conversation
 has grown by that share of the window again. A compaction that helped lifts the hold;
 so does forgetting the conversation. Sizes are `compaction.estimate`'s, of the messages.
+
+A compaction that failed (its summary request answered an error) holds the next one back
+the same way (`failed`): without that, a model that refuses summaries was asked for one
+before every request. Only the first failure since the last compaction that helped is
+told (one notice, not one per request).
 """
 
 from __future__ import annotations
@@ -27,6 +32,8 @@ class CompactionBackoff:
 
     #: The conversation's estimated tokens automatic compaction waits for (None: no hold).
     wait_until: int | None = None
+    #: Whether a failed compaction was told since the last one that helped.
+    failure_told: bool = False
 
     def allows(self, conversation_tokens: int) -> bool:
         """Whether an automatic compaction may run with the conversation at this size."""
@@ -37,13 +44,20 @@ class CompactionBackoff:
         held_until`), so that its one notice says so."""
         little = window * LITTLE_PERCENT // 100
         if result.applied and result.saved >= little:
-            self.wait_until = None
+            self.wait_until, self.failure_told = None, False
             return result
         self.wait_until = result.tokens_now + max(little, 1)
         return result.held(self.wait_until)
 
+    def failed(self, conversation_tokens: int, window: int) -> bool:
+        """Hold automatic compaction back after one that failed, until the conversation
+        (now ``conversation_tokens``) has grown; whether to tell the user (the first time)."""
+        self.wait_until = conversation_tokens + max(window * LITTLE_PERCENT // 100, 1)
+        tell, self.failure_told = not self.failure_told, True
+        return tell
+
     def reset(self) -> None:
-        self.wait_until = None
+        self.wait_until, self.failure_told = None, False
 
 
 __all__ = ["LITTLE_PERCENT", "CompactionBackoff"]

@@ -428,7 +428,10 @@ class Agent:
             return result is not None and result.applied
         except ModelError as error:
             self.last_usage = None  # not again before the next request says how full it is
-            self.events.compaction_failed(error)
+            if self.compaction_backoff.failed(
+                compaction.estimate(self.messages), self.context_window
+            ):
+                self.events.compaction_failed(error)
             return False
 
     # -- model -----------------------------------------------------------------------

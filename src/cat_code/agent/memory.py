@@ -2,7 +2,10 @@
 
 `load_memory` finds, in this order: ``$CAT_CODE_HOME/AGENTS.md`` (the user's, for every
 project), then ``AGENTS.md`` in each folder from the git root down to the working
-directory (outside a repository: the working directory only). Where a folder has no
+directory (outside a repository: the working directory only). The git root is the
+settings search's (`cat_code.host.state.settings.project_root`): a ``.git`` of the user's
+own, so one that another user left in a shared parent (``/tmp``) brings no memory file.
+Where a folder has no
 ``AGENTS.md`` but a ``CLAUDE.md``, that is read instead, so a project set up for Claude
 Code works as it is. Each file is cut at `MAX_MEMORY_CHARS`. Each carries its
 `MemoryScope`, so the prompt says whose it is: the home one is the user's, the others
@@ -28,7 +31,7 @@ from pathlib import Path
 
 from cat_code.base.files import UnreadableFile, read_bounded
 from cat_code.base.safe_text import safe_line
-from cat_code.tools.builtin import git_root
+from cat_code.host.state.settings import project_root
 
 logger = logging.getLogger(__name__)
 
@@ -90,7 +93,7 @@ def memory_paths(cwd: Path, home: Path) -> list[Path]:
     user = home / MEMORY_FILE
     if os.path.lexists(user):
         found.append(user)
-    top = git_root(cwd) or cwd
+    top = project_root(cwd)
     folders = [cwd, *cwd.parents]
     folders = list(reversed(folders[: folders.index(top) + 1]))
     for folder in folders:
@@ -108,7 +111,7 @@ def load_memory(cwd: Path, home: Path) -> list[MemoryFile]:
     one is in the list with its `MemoryRefusal` and no text, and named in one warning."""
     loaded = []
     user = home / MEMORY_FILE
-    top = real_path(git_root(cwd.resolve()) or cwd)
+    top = real_path(project_root(cwd.resolve()))
     for path in memory_paths(cwd, home):
         scope = MemoryScope.USER if path == user else MemoryScope.PROJECT
         refusal, text = _read(path, scope, top, home)

@@ -465,8 +465,11 @@ class Permissions:
         asker: Asker | None = None,
         rules: RuleBook | None = None,
         workspace: Callable[[], Iterable[Path]] | None = None,
+        trusted: Callable[[], Iterable[Path]] | None = None,
     ) -> None:
         self.approve_all = approve_all
+        #: The trust-bearing locations (`write_guard.trust_locations`): writes always ask.
+        self.trusted = trusted
         #: The folders read-only file tools read without asking (None: anywhere).
         self.workspace = workspace
         self.allow_patterns = list(allow_patterns)
@@ -505,7 +508,7 @@ class Permissions:
             return Decision(True, "read-only")
         if rule := write_guard.naming_rule(tool, arguments or {}, self.allow_patterns, self.rules):
             return Decision(True, f"allowed by {rule}, which names the path")
-        if write_guard.guarded_writes(tool, arguments or {}, self.workspace):
+        if write_guard.guarded_writes(tool, arguments or {}, self.workspace, self.trusted):
             return None  # outside the workspace, or a trust-bearing file: asked every time
         if self.approve_all and not self.rules.deny_unknown:
             return Decision(True, "--yes")
@@ -543,7 +546,7 @@ class Permissions:
         if hook == "allow":
             return Decision(True, "allowed by a PreToolUse hook")
         if self.asker is None:
-            if guarded := write_guard.guarded_writes(tool, arguments, self.workspace):
+            if guarded := write_guard.guarded_writes(tool, arguments, self.workspace, self.trusted):
                 return Decision(False, write_guard.refusal(tool, guarded))
             how = f"--yes or --allow-tool '{tool.name}'."
             if self.approve_all:  # --yes was given but is off: say why

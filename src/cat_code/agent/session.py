@@ -56,6 +56,7 @@ from cat_code.agent.subagents import Subagents
 from cat_code.agent.system_prompt import build_system_prompt
 from cat_code.agent.task_tools import TASKS_GUIDANCE, session_task_list, task_tools
 from cat_code.agent.worktree_isolation import worktree_isolation
+from cat_code.agent.write_guard import trust_locations
 from cat_code.host.config.load import McpConfig
 from cat_code.host.jobs import JobManager, JobTools, job_tools
 from cat_code.host.jobs.manager import Job
@@ -155,6 +156,7 @@ class Session:
             rules=self.rules,
             # Read-only file tools read here without asking: the roots, saved tool output.
             workspace=self.workspace,
+            trusted=self.trust_locations,
         )
         from cat_code.agent.permission_modes import starting_mode
 
@@ -165,6 +167,8 @@ class Session:
         #: ``exit_plan_mode``: with no reviewer (``-p``) its plan ends the turn.
         self.plan_tool = ExitPlanModeTool(self.permissions, plan_reviewer)
         self.registry.register(self.plan_tool)
+        #: The ``--mcp-config`` files (or the default ones) once `open_pool` read them.
+        self.config_files: list[Path] = []
         self.pool: McpPool | None = None
         #: Every request's tokens, whichever model made them.
         self.meter = UsageMeter()
@@ -324,6 +328,13 @@ class Session:
 
         return [*self.roots.paths, output_dir(project=self.cwd)]
 
+    def trust_locations(self) -> list[Path]:
+        """The files a write to always asks about (`write_guard.trust_locations`)."""
+        from cat_code.host.state.settings import project_root
+
+        roots = [*self.roots.paths, project_root(self.cwd)]
+        return trust_locations(roots, self.config_files)
+
     def open_pool(
         self,
         config: McpConfig,
@@ -337,6 +348,7 @@ class Session:
             from cat_code.host.state.run_records import reap_orphans
 
             reap_orphans()  # once, before any server starts
+        self.config_files = list(config.files)
         settle_in_background()
         self.pool = McpPool(
             config,

@@ -10,7 +10,16 @@ outside the workspace, or that changes one of the project's trust-bearing files
 asked about every time; with nobody to ask (``-p``) it is refused, unless a rule names
 that path: ``write_file(/abs/path)`` or a glob like ``write_file(/tmp/out/*)``, matched
 against the tool's name and the real target (`FileTool.permission_subjects`), in the
-user's settings or an ``--allow-tool``. A project's rules never name a path for a write
+user's settings or an ``--allow-tool``.
+
+Trust-bearing is decided on the write's REAL target (every link resolved, hard links by
+inode), never on the name the model wrote alone: a write is guarded when the name or its
+target is one of `TRUST_FILES`, lies under a repository's ``.git`` (a ``core.fsmonitor``
+in ``.git/config`` runs code at the next ``git status``), or is the same file as one of the
+session's trust-bearing locations (`trust_locations`: each root's ``.mcp.json``,
+``.cat-code/settings*.json`` and ``.git`` — so ``servers.json`` with ``.mcp.json`` →
+``servers.json`` is guarded —, the ``--mcp-config`` files, and the user-level files other
+hosts' servers are imported from). A project's rules never name a path for a write
 (its allow rules never cover built-in tools). cat-code's own files (``$CAT_CODE_HOME``) are
 not decided here: no tool touches them at all (`cat_code.tools.builtin.Protected`).
 """
@@ -24,6 +33,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from cat_code.base.files import same_file
 from cat_code.tools.base import Tool
 from cat_code.tools.builtin import real_path
 
@@ -44,7 +54,7 @@ class Why(enum.Enum):
     """Why a write is guarded."""
 
     OUTSIDE = "outside the working directory and the --add-dir folders"
-    TRUST_FILE = "one of the project's trust-bearing files (servers and permission rules)"
+    TRUST_FILE = "a trust-bearing file (servers, permission rules, a repository's .git)"
 
 
 @dataclass(frozen=True, slots=True)
@@ -68,28 +78,60 @@ def where(path: Path) -> str:
     return str(path) if target == path else f"{path} → {target}"
 
 
-def is_trust_file(path: Path) -> bool:
-    """Whether ``path`` (or where it really leads) is one of `TRUST_FILES`."""
-    for candidate in (path, real_path(path)):
+def trust_locations(roots: Iterable[Path], extra: Iterable[Path] = ()) -> list[Path]:
+    """The trust-bearing locations of a session working in ``roots`` (its working directory,
+    its git root, the ``--add-dir`` folders): each one's ``.mcp.json``, ``.cat-code``
+    settings and ``.git``; the ``extra`` files (``--mcp-config``); and the user-level files
+    ``mcp import`` reads (``~/.claude.json``, Claude Desktop's, Cursor's, VS Code's and
+    Gemini's user files)."""
+    from cat_code.host.config.imports import user_source_files
+
+    found = list(extra)
+    for root in roots:
+        found.append(root / ".git")
+        found += [root / p / f if p else root / f for p, f in TRUST_FILES]
+    try:
+        found += user_source_files(Path.home())
+    except RuntimeError:  # no home folder can be determined: no user files either
+        pass
+    return found
+
+
+def is_trust_file(path: Path, locations: Iterable[Path] = ()) -> bool:
+    """Whether ``path`` (or where it really leads) is trust-bearing: one of `TRUST_FILES`,
+    under a ``.git`` folder, or the same file as (or under) one of ``locations``
+    (`trust_locations`), compared by real path and by inode."""
+    target = real_path(path)
+    for candidate in (path, target):
         name, folder = candidate.name.casefold(), candidate.parent.name.casefold()
         if any(name == f and p in (None, folder) for p, f in TRUST_FILES):
+            return True
+        if ".git" in (part.casefold() for part in candidate.parts):
+            return True
+    for location in locations:
+        real = real_path(location)
+        if target == real or target.is_relative_to(real) or same_file(target, real):
             return True
     return False
 
 
 def guarded_writes(
-    tool: Tool, arguments: dict[str, Any], workspace: Callable[[], Iterable[Path]] | None
+    tool: Tool,
+    arguments: dict[str, Any],
+    workspace: Callable[[], Iterable[Path]] | None,
+    trusted: Callable[[], Iterable[Path]] | None = None,
 ) -> list[GuardedWrite]:
     """The paths this call would change that no blanket approval covers (none for a
     read-only tool). ``workspace``: `Permissions.workspace`, the folders writes may go to
-    (None: anywhere)."""
+    (None: anywhere); ``trusted``: `Permissions.trusted`, the trust-bearing locations."""
     if tool.read_only:
         return []
     folders = None if workspace is None else [real_path(f) for f in workspace()]
+    locations = [] if trusted is None else list(trusted())
     found = []
     for path in tool.file_paths(arguments):
         target = real_path(path)
-        if is_trust_file(path):
+        if is_trust_file(path, locations):
             found.append(GuardedWrite(path, target, Why.TRUST_FILE))
         elif folders is not None and not any(target.is_relative_to(f) for f in folders):
             found.append(GuardedWrite(path, target, Why.OUTSIDE))
@@ -154,5 +196,6 @@ __all__ = [
     "naming_rule",
     "question_notes",
     "refusal",
+    "trust_locations",
     "where",
 ]

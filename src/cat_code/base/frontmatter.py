@@ -8,6 +8,8 @@ strings, ``010`` is ten) and refuses what makes a small text expensive:
   "billion laughs" text of a few hundred bytes costs a few hundred bytes of work (no
   anchor-and-alias expansion, no merge keys, which are aliases too);
 - text over `MAX_YAML_CHARS`, and nesting deep enough to exhaust the parser's recursion;
+- more than `MAX_YAML_NODES` values, so no text costs more than linear work (the
+  duplicate-key check is one pass over a set);
 - a key given twice (an error, not the last one winning).
 
 Every refusal is a `YamlRefused` (a `ValueError`) whose message quotes at most
@@ -24,6 +26,8 @@ from typing import Any
 
 #: The largest YAML text read: a frontmatter is a few lines; anything near this is not one.
 MAX_YAML_CHARS = 64 * 1024
+#: The most values (nodes) a YAML text may hold: a frontmatter has tens.
+MAX_YAML_NODES = 10_000
 #: The most characters of a YAML error message shown (a message may quote the text).
 MAX_ERROR_CHARS = 200
 #: A frontmatter block: ``---``, the YAML, ``---`` (a BOM before it is allowed).
@@ -81,6 +85,11 @@ def safe_yaml_loader() -> type:
             # Refused here, before composing: an alias is how a few bytes become gigabytes.
             if self.check_event(yaml.AliasEvent):
                 raise yaml.composer.ComposerError(None, None, "aliases (*name) are not allowed")
+            self.nodes = getattr(self, "nodes", 0) + 1  # a loader reads one text
+            if self.nodes > MAX_YAML_NODES:
+                raise yaml.composer.ComposerError(
+                    None, None, f"more than {MAX_YAML_NODES:,} values (not a frontmatter)"
+                )
             return super().compose_node(parent, index)
 
     resolvers: dict[Any, list[tuple[str, re.Pattern[str]]]] = {}
@@ -125,8 +134,16 @@ def safe_yaml_loader() -> type:
         return str(loader.construct_scalar(node)).lower() == "true"
 
     def construct_mapping(loader: yaml.SafeLoader, node: yaml.MappingNode) -> dict[Any, Any]:
-        keys = [loader.construct_object(key, deep=True) for key, _ in node.value]
-        repeated = {repr(k) for k in keys if keys.count(k) > 1}
+        seen: set[Any] = set()
+        repeated: set[str] = set()
+        for key, _ in node.value:  # one pass (a set), not keys.count per key: linear
+            value = loader.construct_object(key, deep=True)
+            try:
+                if value in seen:
+                    repeated.add(repr(value)[:MAX_ERROR_CHARS])
+                seen.add(value)
+            except TypeError:  # unhashable: construct_mapping names it below
+                pass
         if repeated:
             raise yaml.constructor.ConstructorError(
                 None,
@@ -146,6 +163,7 @@ def safe_yaml_loader() -> type:
 __all__ = [
     "MAX_ERROR_CHARS",
     "MAX_YAML_CHARS",
+    "MAX_YAML_NODES",
     "YamlRefused",
     "load_yaml",
     "parse_frontmatter",

@@ -18,6 +18,8 @@ from typing import TYPE_CHECKING, Any, Literal
 if TYPE_CHECKING:
     from cat_code.host.worktrees import Worktree
 
+from cat_code.base.surrogates import argv_text
+
 #: A verb's run function: the options in, the exit code out.
 Run = Callable[["Options"], int]
 
@@ -80,6 +82,8 @@ class Options:
         return [Path(p) for p in self.mcp_config] if self.mcp_config else None
 
 
+#: The options that are text (not file names), recovered as UTF-8 under a legacy locale.
+_TEXT_OPTIONS = ("prompt", "append_system_prompt")
 _FIELDS = frozenset(f.name for f in dataclasses.fields(Options))
 
 
@@ -92,6 +96,9 @@ def from_namespace(args: argparse.Namespace) -> Options:
     given: dict[str, Any] = {
         k: tuple(v) if isinstance(v, list) else v for k, v in values.items() if v is not None
     }
+    for key in _TEXT_OPTIONS:  # text for the model, not file names: the UTF-8 typed
+        if isinstance(given.get(key), str):
+            given[key] = argv_text(given[key])
     return Options(**given)
 
 

@@ -15,6 +15,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Literal
 
+from cat_code.base.surrogates import without_surrogates
+
 #: Called with (progress, total, message) while a tool runs, when the tool can report it.
 ProgressCallback = Callable[[float, float | None, str | None], None]
 
@@ -45,6 +47,11 @@ class ToolResult:
     tool_call_id: str = ""
     raw: Any = None
     media: list[Media] = field(default_factory=list)
+
+    def __post_init__(self) -> None:
+        # The one place every tool's text passes: a file name that is not UTF-8 must not
+        # break the request that carries it or the session file (`cat_code.base.surrogates`).
+        self.content = without_surrogates(self.content)
 
     @classmethod
     def error(cls, message: str) -> ToolResult:

@@ -38,6 +38,7 @@ from cat_code.agent.history.codec import BadRecord, decode, encode
 from cat_code.agent.providers.base import AssistantMessage, Message, UserMessage
 from cat_code.base.files import PRIVATE_FILE_MODE, read_bounded
 from cat_code.base.safe_text import safe_line
+from cat_code.base.surrogates import json_without_surrogates
 from cat_code.host.state.home import cat_code_home, ensure_home, keep_private
 from cat_code.tools.base import ToolResult
 
@@ -387,7 +388,12 @@ class SessionLog:
         try:
             fd = self._open()
             data = "".join(json.dumps(r, ensure_ascii=False) + "\n" for r in records)
-            _write_all(fd, data.encode())
+            try:
+                raw = data.encode()
+            except UnicodeEncodeError:  # a lone surrogate (a name that is not UTF-8): escaped
+                clean = json_without_surrogates(records)
+                raw = "".join(json.dumps(r, ensure_ascii=False) + "\n" for r in clean).encode()
+            _write_all(fd, raw)
         except OSError as exc:
             self._broken = True
             logger.warning(

@@ -218,6 +218,7 @@ class Subagents:
             asker=None if mode is PermissionMode.DONT_ASK else parent.asker,
             rules=parent.rules,  # saved rules apply, and "always" answers are saved
             workspace=parent.workspace,
+            trusted=parent.trusted,  # a subagent writes to trust-bearing files only when asked
         )
         child.on_warning = parent.on_warning
         # The child's gate enforces its mode too: plan mode refuses changes whatever allows.

@@ -111,6 +111,12 @@ def source_files(source: str, *, home: Path, cwd: Path) -> list[Path]:
     return [path for path, _ in _source_places(source, home=home, cwd=cwd)]
 
 
+def user_source_files(home: Path) -> list[Path]:
+    """Every source's user-level files (the user's own, trusted everywhere: a write to one
+    is guarded like a write to cat-code's ``.mcp.json``, `cat_code.agent.write_guard`)."""
+    return [p for s in SOURCES for p, local in _source_places(s, home=home, cwd=home) if not local]
+
+
 def _source_places(source: str, *, home: Path, cwd: Path) -> list[tuple[Path, bool]]:
     """`source_files`, each with whether it is the project's (folder-local) file."""
     mac = home / "Library" / "Application Support"

@@ -77,10 +77,12 @@ def project_root(start: Path) -> Path:
     """The git root above ``start`` (the nearest folder holding a ``.git`` of the user's
     own), else ``start`` itself: without a repository the search never climbs, so a
     ``.cat-code`` another user left in a shared parent (``/tmp``) applies to nobody. A
-    ``.git`` owned by someone else is not a root (git's own ``safe.directory`` rule)."""
+    ``.git`` owned by someone else is not a root (git's own ``safe.directory`` rule); the
+    ``.git`` itself is judged (lstat), not where a link leads: another user's ``.git`` link
+    to a folder of ours is theirs."""
     for folder in (start, *start.parents):
         try:
-            owner = (folder / ".git").stat().st_uid
+            owner = (folder / ".git").lstat().st_uid
         except OSError:
             continue
         mine = not hasattr(os, "getuid") or owner == os.getuid()

@@ -68,11 +68,31 @@ def in_thread(function: Callable[[], _T]) -> asyncio.Future[_T]:
 
 
 def absolute(raw: str, cwd: Path | None) -> Path:
-    """The path the model gave, absolute (relative to ``cwd``; ``~`` expanded)."""
-    path = Path(raw).expanduser()
+    """The path the model gave, absolute (relative to ``cwd``; ``~`` expanded). A ``~user``
+    that names no user stays as written (never raises: permission checks call this);
+    `home_refusal` refuses such a call before it runs."""
+    path = Path(raw)
+    try:
+        path = path.expanduser()
+    except RuntimeError:  # ~nosuchuser, or no home folder at all
+        pass
     if not path.is_absolute():
         path = (cwd or Path.cwd()) / path
     return Path(os.path.normpath(path))
+
+
+def home_refusal(raw: str) -> str | None:
+    """The error for a path starting with a ``~`` or ``~user`` that cannot be expanded (no
+    such user, no home folder), else None."""
+    if not raw.startswith("~"):
+        return None
+    try:
+        Path(raw).expanduser()
+    except RuntimeError:
+        user = raw[1:].split("/", 1)[0]
+        who = f"user '{user}'" if user else "home folder"
+        return f"Error: cannot expand '~{user}' in 'path': no such {who}; nothing was done."
+    return None
 
 
 def shown(path: Path, cwd: Path | None) -> str:
@@ -309,6 +329,8 @@ class FileTool(Tool):
         raw = arguments.get("path")
         if not isinstance(raw, str) or not raw.strip():
             return None  # the default folder, or a bad argument the tool will name
+        if (problem := home_refusal(raw)) is not None:
+            return problem
         path = absolute(raw, self.cwd)
         if self.protected.covers(path, named_read=self.read_only):
             return refusal(shown(path, self.cwd))

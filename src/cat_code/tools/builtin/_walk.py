@@ -16,8 +16,9 @@ files (FIFOs, devices) and `Protected` paths are never yielded. It stops after
 `MAX_WALK_FILES`. An ignore file that is not a regular file or is over `MAX_IGNORE_BYTES`
 is skipped with one warning naming it (the walk goes on as if it were absent);
 `ignore_files_usable` says whether a tree has such a file (ripgrep cannot skip one). An
-ignore pattern with more than `MAX_IGNORE_WILDCARDS` runs of ``*`` is skipped with a
-warning: matched by backtracking, it could stall every walk.
+ignore pattern with more than `MAX_IGNORE_WILDCARDS` runs of ``*`` is skipped (matched by
+backtracking, it could stall every walk), and so is a line pathspec cannot parse (``[z-a]``,
+a trailing backslash): one warning per file and kind, per process.
 """
 
 from __future__ import annotations
@@ -49,6 +50,8 @@ logger = logging.getLogger(__name__)
 #: Ignore files already warned about: one warning per file, not one per walk.
 _warned: set[Path] = set()
 _warned_lock = threading.Lock()
+#: (ignore file, what was wrong in it) already warned about: skipped patterns.
+_warned_about: set[tuple[Path, str]] = set()
 
 
 def _refuse(path: Path, why: str, bad: list[Path] | None) -> None:
@@ -102,7 +105,7 @@ def _load(folder: Path, name: str = IGNORE_FILE, bad: list[Path] | None = None) 
     lines = data.decode("utf-8", errors="replace").splitlines()
     lines = _without_runaway_patterns(lines, path)
     patterns = []
-    for pattern in pathspec.GitIgnoreSpec.from_lines(lines).patterns:
+    for pattern in _parsed(lines, path):
         regex = getattr(pattern, "regex", None)
         if pattern.include is not None and isinstance(regex, re.Pattern):
             patterns.append((_own_path_regex(regex), pattern.include))
@@ -115,12 +118,40 @@ def _without_runaway_patterns(lines: list[str], source: Path) -> list[str]:
     name (a repository's ``*a*a*a*a*a*a*b`` took 109 s on one 90-character name). Such a
     pattern is skipped, with a warning: the search then shows what it would have hidden."""
     kept = [line for line in lines if len(_WILDCARD_RUN.findall(line)) <= MAX_IGNORE_WILDCARDS]
-    if len(kept) < len(lines):
+    if len(kept) < len(lines) and _first_time(source, "wildcards"):
         logger.warning(
             "%s: %d pattern(s) with more than %d wildcards skipped (too slow to match)",
             source, len(lines) - len(kept), MAX_IGNORE_WILDCARDS,
         )  # fmt: skip
     return kept
+
+
+def _parsed(lines: list[str], source: Path) -> list[pathspec.Pattern]:
+    """The patterns of ``lines``, each parsed on its own: one git rejects or pathspec cannot
+    compile (``[z-a]``, a trailing backslash) is skipped with one warning per file, and the
+    others still apply (git ignores such a line too)."""
+    patterns: list[pathspec.Pattern] = []
+    bad = []
+    for line in lines:
+        try:
+            patterns.extend(pathspec.GitIgnoreSpec.from_lines([line]).patterns)
+        except (re.error, ValueError):
+            bad.append(line)
+    if bad and _first_time(source, "bad lines"):
+        logger.warning(
+            "%s: %d pattern(s) skipped, not valid (first: %r)", source, len(bad), bad[0][:80]
+        )
+    return patterns
+
+
+def _first_time(source: Path, what: str) -> bool:
+    """Whether ``what`` is yet to be warned about for ``source`` in this process (walks
+    run again and again: one warning, not one per walk)."""
+    with _warned_lock:
+        if (source, what) in _warned_about:
+            return False
+        _warned_about.add((source, what))
+        return True
 
 
 def git_root(folder: Path) -> Path | None:

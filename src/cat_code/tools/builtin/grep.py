@@ -15,7 +15,9 @@ Paths are relative to the working directory when inside it. Protected files neve
 The answer is capped (files, lines, characters) with a note saying what was left out;
 so is the work behind it: ``context`` is at most `MAX_CONTEXT` lines, the Python search
 stops after keeping `MAX_KEPT_LINES` lines, a ripgrep whose output grows past
-`MAX_RG_OUTPUT_BYTES` is stopped. The ``glob`` filter is matched in linear time
+`MAX_RG_OUTPUT_BYTES` is stopped, the Python search matches for at most `SEARCH_SECONDS` per
+call (the `regex` module's ``timeout=``: ``re`` cannot stop a catastrophic backtrack).
+The ``glob`` filter is matched in linear time
 (`_glob_match`); a bad glob or regex is a tool error.
 A tree holding an ignore file ripgrep cannot read safely (a FIFO, a link to ``/dev/zero``:
 `_walk.ignore_files_usable`) is searched in Python, which skips that file with a warning.
@@ -31,11 +33,14 @@ import logging
 import re
 import shutil
 import threading
+import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from enum import Enum
 from pathlib import Path
 from typing import Any
+
+import regex
 
 from cat_code.tools.base import ToolResult
 from cat_code.tools.builtin._fs import (
@@ -68,6 +73,9 @@ MAX_CONTEXT = 100
 MAX_KEPT_LINES = 100_000
 #: ripgrep's output read before it is stopped: enough for every cap above many times over.
 MAX_RG_OUTPUT_BYTES = 32 * 1024 * 1024
+#: The longest the Python search may spend matching, for the whole call: a pattern that
+#: backtracks catastrophically (``(a|a)+$``) is stopped, not left to run for ever.
+SEARCH_SECONDS = 20.0
 #: The longest a ripgrep run may take.
 RG_TIMEOUT_S = 60.0
 
@@ -141,6 +149,8 @@ class GrepTool(FileTool):
         always searches in Python."""
         super().__init__(*args, **kwargs)
         self.ripgrep = shutil.which("rg") if ripgrep is True else (ripgrep or None)
+        #: The Python search's matching time for one call (`SEARCH_SECONDS`).
+        self.search_seconds = SEARCH_SECONDS
 
     def _query(self, arguments: dict[str, Any], guard: ProtectedCheck) -> Query:
         pattern = arguments.get("pattern")
@@ -221,10 +231,11 @@ class GrepTool(FileTool):
         stop: threading.Event,
         guard: ProtectedCheck,
     ) -> list[FileHits]:
-        try:
-            regex = re.compile(query.pattern, re.IGNORECASE if query.ignore_case else 0)
-        except re.error as exc:
+        try:  # `regex`, not `re`: the same syntax, and a search it can stop (timeout=)
+            pattern = regex.compile(query.pattern, regex.IGNORECASE if query.ignore_case else 0)
+        except regex.error as exc:
             raise FileToolError(f"Error: the pattern is not a valid regex: {exc}") from None
+        deadline = time.monotonic() + self.search_seconds
         selected = _glob_filter(query)
         if query.single_file:
             files: Any = [query.root]
@@ -250,7 +261,7 @@ class GrepTool(FileTool):
             if lines and lines[-1] == b"":
                 lines.pop()
             texts = [line.decode("utf-8", errors="replace") for line in lines]
-            matched = [i for i, text in enumerate(texts) if regex.search(text)]
+            matched = [i for i, text in enumerate(texts) if _found(pattern, text, deadline)]
             if not matched:
                 continue
             wanted: dict[int, bool] = {}
@@ -315,6 +326,18 @@ class GrepTool(FileTool):
 
 
 _WALK_NOTE = "\n[The search stopped early: too many files or matching lines under this folder.]"
+
+
+def _found(pattern: regex.Pattern[str], text: str, deadline: float) -> bool:
+    """Whether ``pattern`` matches in ``text``; a tool error once the call's matching time
+    (`GrepTool.search_seconds`) is spent."""
+    try:
+        return pattern.search(text, timeout=max(deadline - time.monotonic(), 0.0)) is not None
+    except TimeoutError:
+        raise FileToolError(
+            "Error: the pattern took too long to match (over the search's time limit); it "
+            "probably backtracks catastrophically, like (a|a)+$. Simplify it."
+        ) from None
 
 
 def _glob_filter(query: Query) -> Callable[[Path], bool]:

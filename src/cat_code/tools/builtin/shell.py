@@ -61,6 +61,11 @@ class ShellTool(Tool):
         command = arguments.get("command")
         if not isinstance(command, str) or not command.strip():
             return ToolResult.error("Error: 'command' must be a non-empty string")
+        if "\0" in command:  # no argument of a process can hold one: say so, plainly
+            return ToolResult.error(
+                "Error: 'command' contains a NUL byte (\\0), which no command line can hold; "
+                "nothing was run. Give the command without it."
+            )
         if arguments.get("run_in_background") is True:
             if self.background is None:
                 return ToolResult.error("Error: background jobs are not available here")
