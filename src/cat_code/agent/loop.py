@@ -43,7 +43,7 @@ import asyncio
 import logging
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field, replace
-from typing import Any, Literal, Protocol
+from typing import Literal, Protocol
 
 from cat_code.agent import compaction
 from cat_code.agent.checkpointing import Checkpointer
@@ -66,15 +66,15 @@ from cat_code.agent.providers.base import (
     Usage,
     UserMessage,
 )
+from cat_code.agent.tool_calls import CANCELLED_RESULT as CANCELLED_RESULT, run_tools
 from cat_code.agent.tool_search import ToolSearch
 from cat_code.host.notifications import Note, NoteKind, NoteSink, Priority
-from cat_code.tools.base import Tool, ToolResult
+from cat_code.tools.base import ToolResult
 from cat_code.tools.registry import ToolRegistry
 
 logger = logging.getLogger(__name__)
 
 DEFAULT_MAX_TURNS = 50
-CANCELLED_RESULT = "Error: the user cancelled this tool call."
 
 
 class AgentEvents:
@@ -298,7 +298,7 @@ class Agent:
                     return outcome
                 # Calls start once the message is complete: a streamed call is whole (its
                 # arguments valid JSON) only then, and the model may ask for several.
-                results = await self._run_tools(message.tool_calls)
+                results = await run_tools(self, message.tool_calls)
                 self.messages.append(UserMessage(tool_results=results))
                 self._save()
                 self.events.tool_results(results)
@@ -487,85 +487,6 @@ class Agent:
         self._partial.clear()
         if text.strip():
             self.messages.append(AssistantMessage(text=text, interrupted=cut_by))
-
-    # -- tools -----------------------------------------------------------------------
-
-    async def _run_tools(self, calls: list[ToolCall]) -> list[ToolResult]:
-        done: list[ToolResult | None] = [None] * len(calls)
-        try:
-            planned: list[tuple[Tool | None, str | None, dict[str, Any]]] = []
-            for call in calls:
-                planned.append(await self._authorize(call))
-            if self.checkpoints is not None:  # before any of them changes a file
-                changing = zip(planned, calls, strict=True)
-                await self.checkpoints.before_tools(
-                    [(t, c.arguments) for (t, _), c in changing if t]
-                )
-            async with asyncio.TaskGroup() as group:
-                for index, (call, plan) in enumerate(zip(calls, planned, strict=True)):
-                    group.create_task(
-                        self._run_one(call, *plan, done, index), name=f"tool:{call.name}"
-                    )
-        except asyncio.CancelledError:
-            # Calls that finished keep their results; the others are marked cancelled.
-            results = []
-            for call, result in zip(calls, done, strict=True):
-                if result is None:
-                    result = ToolResult(CANCELLED_RESULT, is_error=True, tool_call_id=call.id)
-                    self.events.tool_finished(call, result)
-                results.append(result)
-            self.messages.append(UserMessage(tool_results=results))
-            raise
-        return [r for r in done if r is not None]
-
-    async def _authorize(self, call: ToolCall) -> tuple[Tool | None, str | None, dict[str, Any]]:
-        """The tool to run (or None and the error the model gets) and its arguments."""
-        tool = self.registry.get(call.name) or self.tool_search.tool(call.name)
-        if tool is None:
-            # What the model was sent: with tool search on, search_tools and not 500 names.
-            sent = self.tool_search.tools_for_request(self.messages)
-            available = ", ".join(t.name for t in sent) or "none"
-            unknown = f"Error: unknown tool '{call.name}'. Available tools: {available}"
-            return None, unknown, call.arguments
-        if call.error is not None:
-            return None, f"Error: cannot call '{call.name}': {call.error}", call.arguments
-        refusal, arguments, hook = await self.hooks.before_tool(call.name, call.arguments)
-        if refusal is not None:
-            self.events.tool_refused(call, f"refused {call.name}: blocked by a PreToolUse hook")
-            return None, refusal, arguments
-        decision = await self.permissions.authorize(tool, arguments, hook=hook)
-        if decision.notice is not None:
-            self.events.tool_refused(call, decision.notice)
-        return (tool, None, arguments) if decision.allowed else (None, decision.reason, arguments)
-
-    async def _run_one(
-        self,
-        call: ToolCall,
-        tool: Tool | None,
-        refusal: str | None,
-        arguments: dict[str, Any],
-        done: list[ToolResult | None],
-        index: int,
-    ) -> None:
-        if tool is None:
-            result = ToolResult.error(refusal or f"Error: cannot run '{call.name}'")
-        else:
-            self.events.tool_started(call)
-
-            def progress(done: float, total: float | None, message: str | None) -> None:
-                self.events.tool_progress(call, done, total, message)
-
-            try:
-                result = await tool.execute(arguments, progress=progress)
-            except asyncio.CancelledError:
-                raise
-            except Exception as exc:  # a tool must not end the turn, whatever it does
-                logger.exception("tool %s raised", call.name)
-                result = ToolResult.error(f"Error: tool '{call.name}' failed: {exc!r}")
-            result = await self.hooks.after_tool(call.name, arguments, result)
-        result.tool_call_id = call.id
-        done[index] = result
-        self.events.tool_finished(call, result)
 
     # -- conversation repair -----------------------------------------------------------
 
