@@ -164,6 +164,8 @@ class Session:
             permission_mode, self.rules.user_file, self.rules.project_file
         )
         self.permissions.mode = mode
+        # Hooks see the mode as it is at each event (Shift+Tab, an approved plan change it).
+        self.hooks.permission_mode = lambda: self.permissions.mode.value
         #: ``exit_plan_mode``: with no reviewer (``-p``) its plan ends the turn.
         self.plan_tool = ExitPlanModeTool(self.permissions, plan_reviewer)
         self.registry.register(self.plan_tool)
