@@ -344,18 +344,37 @@ class CheckpointStore:
         (folder / "index.json").write_text(json.dumps(record), encoding="utf-8")
 
 
+def _may_hold_checkpoints(cwd: Path) -> bool:
+    """Whether the repository of ``cwd`` may hold checkpoint refs, told from its files
+    (loose refs, packed refs) without starting git; a worktree's ``.git`` file: maybe."""
+    for folder in (cwd, *cwd.parents):
+        dot = folder / ".git"
+        if dot.is_dir():
+            if (dot / "refs" / "cat-code").exists():
+                return True
+            try:
+                return f"{REF_ROOT}/".encode() in (dot / "packed-refs").read_bytes()
+            except OSError:
+                return False
+        if dot.exists():
+            return True
+    return False
+
+
 async def prune_checkpoints(cwd: Path, home: Path, alive: Callable[[str], bool]) -> list[str]:
     """Remove the checkpoints of every session ``alive`` says is gone (its session file was
     deleted): their refs in the repository of ``cwd``, private indexes and saved copies.
     Returns the sessions removed; outside git only the copies under ``home`` go."""
     folder = home / "checkpoints"
     gone = {e.name for e in folder.iterdir() if not alive(e.name)} if folder.is_dir() else set()
-    try:
-        top = await run_git(cwd, "rev-parse", "--show-toplevel", "--absolute-git-dir")
-        root, git_dir = (Path(line) for line in top.text.splitlines()[:2])
-        listed = await run_git(root, "for-each-ref", "--format=%(refname)", f"{REF_ROOT}/")
-    except (GitError, ValueError):
-        listed = None
+    listed = None
+    if _may_hold_checkpoints(cwd):  # most starts: no ref of ours, and no git process
+        try:
+            top = await run_git(cwd, "rev-parse", "--show-toplevel", "--absolute-git-dir")
+            root, git_dir = (Path(line) for line in top.text.splitlines()[:2])
+            listed = await run_git(root, "for-each-ref", "--format=%(refname)", f"{REF_ROOT}/")
+        except (GitError, ValueError):
+            listed = None
     stale = []
     for ref in listed.text.split() if listed is not None else []:
         session = ref.removeprefix(f"{REF_ROOT}/").split("/")[0]
