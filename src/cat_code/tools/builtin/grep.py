@@ -25,6 +25,11 @@ A tree holding an ignore file ripgrep cannot read safely (a FIFO, a link to ``/d
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    import regex
+
 import asyncio
 import base64
 import contextlib
@@ -39,8 +44,6 @@ from dataclasses import dataclass, field
 from enum import Enum
 from pathlib import Path
 from typing import Any
-
-import regex
 
 from cat_code.tools.base import ToolResult
 from cat_code.tools.builtin._fs import (
@@ -231,6 +234,8 @@ class GrepTool(FileTool):
         stop: threading.Event,
         guard: ProtectedCheck,
     ) -> list[FileHits]:
+        import regex  # here: only the built-in search needs it, not start-up
+
         try:  # `regex`, not `re`: the same syntax, and a search it can stop (timeout=)
             pattern = regex.compile(query.pattern, regex.IGNORECASE if query.ignore_case else 0)
         except regex.error as exc:
