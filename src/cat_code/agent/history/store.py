@@ -269,6 +269,17 @@ def session_line(session: LoadedSession, *, prompt_chars: int = PROMPT_CHARS) ->
     return safe_line(f"{session.id}  {when}  {turns:>9}  {prompt}")
 
 
+def unchanged_prefix(written: Sequence[Any], encoded: Sequence[Any]) -> int:
+    """How many records at the start of ``encoded`` are those already ``written`` (what a
+    sync appends after; a shorter prefix than ``written`` means the conversation went back)."""
+    same = 0
+    for old, new in zip(written, encoded, strict=False):
+        if old != new:
+            break
+        same += 1
+    return same
+
+
 class SessionLog:
     """The file the conversation of one session is appended to, as it goes.
 
@@ -348,11 +359,7 @@ class SessionLog:
     def sync(self, messages: Sequence[Message]) -> None:
         """Append what changed in ``messages`` since the last sync."""
         encoded = [encode(m) for m in messages]
-        same = 0
-        for old, new in zip(self._written, encoded, strict=False):
-            if old != new:
-                break
-            same += 1
+        same = unchanged_prefix(self._written, encoded)
         if same == len(self._written) == len(encoded):
             return
         records: list[dict[str, Any]] = []

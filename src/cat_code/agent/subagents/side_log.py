@@ -18,6 +18,7 @@ from pathlib import Path
 from typing import Any, Protocol
 
 from cat_code.agent.history.codec import BadRecord, decode, encode
+from cat_code.agent.history.store import unchanged_prefix
 from cat_code.agent.providers.base import Message
 
 RECORD_TYPE = "subagent"
@@ -45,11 +46,7 @@ class SideLog:
 
     def sync(self, messages: Sequence[Message]) -> None:
         encoded = [encode(m) for m in messages]
-        same = 0
-        for old, new in zip(self._written, encoded, strict=False):
-            if old != new:
-                break
-            same += 1
+        same = unchanged_prefix(self._written, encoded)
         if same == len(self._written) == len(encoded):
             return
         records = []
